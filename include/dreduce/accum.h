@@ -1,0 +1,161 @@
+/* The accumulator: how each op combines two values of each accumulator kind, its identity, and how 16-bit floats
+ * widen. This one header is compiled by the C host code (CPU backend, MPI combine, reference) and by the CUDA
+ * kernels, so every level of the pipeline combines with exactly the same rules.
+ *
+ * Rules:
+ *   - integer sum and prod wrap modulo 2^width (done in unsigned arithmetic, so no signed-overflow UB);
+ *   - float min/max propagate NaN (if either side is NaN the result is NaN) and order -0 below +0, so the result
+ *     does not depend on the order of combination;
+ *   - band/bor/bxor are defined for the integer kinds only. */
+#ifndef DREDUCE_ACCUM_H
+#define DREDUCE_ACCUM_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "dreduce/types.h"
+
+#ifdef __CUDACC__
+#define DR_HD __host__ __device__ __forceinline__
+#else
+#define DR_HD static inline
+#endif
+
+/* ---- 16-bit float widening (exact). Our own bit code so host and device agree to the bit. ---- */
+DR_HD float dr_bits_to_f32(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+DR_HD uint32_t dr_f32_to_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+DR_HD float dr_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu;
+    uint32_t man = h & 0x3ffu;
+    if (exp == 0x1f) return dr_bits_to_f32(sign | 0x7f800000u | (man << 13)); /* inf, NaN (payload kept) */
+    if (exp != 0) return dr_bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
+    if (man == 0) return dr_bits_to_f32(sign);
+    /* Subnormal: value = man * 2^-24, exact in float32. */
+    float v = (float)man * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+}
+
+DR_HD float dr_bf16_to_f32(uint16_t h) { return dr_bits_to_f32((uint32_t)h << 16); }
+
+/* ---- Combine rules, one function per (op, accumulator kind). ---- */
+#define DR_ACC_INT_RULES(T, UT, K)                                                   \
+    DR_HD T dr_sum_##K(T a, T b) { return (T)((UT)a + (UT)b); }                      \
+    DR_HD T dr_prod_##K(T a, T b) { return (T)((UT)a * (UT)b); }                     \
+    DR_HD T dr_min_##K(T a, T b) { return b < a ? b : a; }                           \
+    DR_HD T dr_max_##K(T a, T b) { return b > a ? b : a; }                           \
+    DR_HD T dr_band_##K(T a, T b) { return (T)((UT)a & (UT)b); }                     \
+    DR_HD T dr_bor_##K(T a, T b) { return (T)((UT)a | (UT)b); }                      \
+    DR_HD T dr_bxor_##K(T a, T b) { return (T)((UT)a ^ (UT)b); }
+
+DR_ACC_INT_RULES(int32_t, uint32_t, i32)
+DR_ACC_INT_RULES(uint32_t, uint32_t, u32)
+DR_ACC_INT_RULES(int64_t, uint64_t, i64)
+DR_ACC_INT_RULES(uint64_t, uint64_t, u64)
+
+/* a != a is the NaN test that works in C, C++ and device code alike. Equal values (only -0 vs +0 can differ) are
+ * ordered by sign. */
+#define DR_ACC_FLOAT_RULES(T, K)                                                     \
+    DR_HD T dr_sum_##K(T a, T b) { return a + b; }                                   \
+    DR_HD T dr_prod_##K(T a, T b) { return a * b; }                                  \
+    DR_HD T dr_min_##K(T a, T b)                                                     \
+    {                                                                                \
+        if (a != a) return a;                                                        \
+        if (b != b) return b;                                                        \
+        if (a < b) return a;                                                         \
+        if (b < a) return b;                                                         \
+        return (a == 0 && 1 / a < 0) ? a : b;                                        \
+    }                                                                                \
+    DR_HD T dr_max_##K(T a, T b)                                                     \
+    {                                                                                \
+        if (a != a) return a;                                                        \
+        if (b != b) return b;                                                        \
+        if (a > b) return a;                                                         \
+        if (b > a) return b;                                                         \
+        return (a == 0 && 1 / a < 0) ? b : a;                                        \
+    }
+
+DR_ACC_FLOAT_RULES(float, f32)
+DR_ACC_FLOAT_RULES(double, f64)
+
+/* ---- Identities ---- */
+DR_HD void dr_acc_identity(dr_acc_kind_t k, dr_op_t op, dr_value_t *v)
+{
+    memset(v, 0, sizeof *v);
+    switch (k) {
+    case DR_ACC_I32:
+        v->i32 = op == DR_PROD ? 1 : op == DR_MIN ? INT32_MAX : op == DR_MAX ? INT32_MIN : op == DR_BAND ? -1 : 0;
+        break;
+    case DR_ACC_U32:
+        v->u32 = op == DR_PROD ? 1u : op == DR_MIN || op == DR_BAND ? UINT32_MAX : 0u;
+        break;
+    case DR_ACC_I64:
+        v->i64 = op == DR_PROD ? 1 : op == DR_MIN ? INT64_MAX : op == DR_MAX ? INT64_MIN : op == DR_BAND ? -1 : 0;
+        break;
+    case DR_ACC_U64:
+        v->u64 = op == DR_PROD ? 1u : op == DR_MIN || op == DR_BAND ? UINT64_MAX : 0u;
+        break;
+    case DR_ACC_F32:
+        v->f32 = op == DR_PROD ? 1.0f : op == DR_MIN ? dr_bits_to_f32(0x7f800000u)
+                                      : op == DR_MAX ? dr_bits_to_f32(0xff800000u) : 0.0f;
+        break;
+    case DR_ACC_F64: {
+        uint64_t inf = 0x7ff0000000000000ull, ninf = 0xfff0000000000000ull;
+        if (op == DR_MIN) memcpy(&v->f64, &inf, 8);
+        else if (op == DR_MAX) memcpy(&v->f64, &ninf, 8);
+        else v->f64 = op == DR_PROD ? 1.0 : 0.0;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* Generic combine by run-time kind and op: *inout = *inout (op) *in. For the host's combine of partials (MPI user
+ * ops, reference, report); the inner loops call the typed functions above directly. */
+#define DR_ACC_CASE(K, F)                                                            \
+    switch (op) {                                                                    \
+    case DR_SUM: inout->F = dr_sum_##K(inout->F, in->F); break;                      \
+    case DR_PROD: inout->F = dr_prod_##K(inout->F, in->F); break;                    \
+    case DR_MIN: inout->F = dr_min_##K(inout->F, in->F); break;                      \
+    case DR_MAX: inout->F = dr_max_##K(inout->F, in->F); break;                      \
+    default: DR_ACC_BITWISE_##F(K, F) break;                                         \
+    }
+#define DR_ACC_BITWISE_INT(K, F)                                                     \
+    if (op == DR_BAND) inout->F = dr_band_##K(inout->F, in->F);                      \
+    else if (op == DR_BOR) inout->F = dr_bor_##K(inout->F, in->F);                   \
+    else if (op == DR_BXOR) inout->F = dr_bxor_##K(inout->F, in->F);
+#define DR_ACC_BITWISE_i32 DR_ACC_BITWISE_INT
+#define DR_ACC_BITWISE_u32 DR_ACC_BITWISE_INT
+#define DR_ACC_BITWISE_i64 DR_ACC_BITWISE_INT
+#define DR_ACC_BITWISE_u64 DR_ACC_BITWISE_INT
+#define DR_ACC_BITWISE_f32(K, F)
+#define DR_ACC_BITWISE_f64(K, F)
+
+DR_HD void dr_acc_combine(dr_acc_kind_t k, dr_op_t op, dr_value_t *inout, const dr_value_t *in)
+{
+    switch (k) {
+    case DR_ACC_I32: DR_ACC_CASE(i32, i32) break;
+    case DR_ACC_U32: DR_ACC_CASE(u32, u32) break;
+    case DR_ACC_I64: DR_ACC_CASE(i64, i64) break;
+    case DR_ACC_U64: DR_ACC_CASE(u64, u64) break;
+    case DR_ACC_F32: DR_ACC_CASE(f32, f32) break;
+    case DR_ACC_F64: DR_ACC_CASE(f64, f64) break;
+    default: break;
+    }
+}
+
+#endif

@@ -1,0 +1,31 @@
+/* The one table of reductions: every (input type, op, accumulator kind) that dr_acc_select() can return. The CUDA
+ * kernels and the CPU backend are instantiated from it, and from nothing else, so both cover exactly the same cases
+ * and no unused combination is compiled.
+ *
+ * Each row is X(DTYPE, OP, op, ACC, acc): DR_<DTYPE>, DR_<OP> / accum.h's dr_<op>_<acc>, DR_ACC_<ACC>. The user
+ * defines X, expands DR_REDUCTION_TABLE, and undefines X. */
+#ifndef DREDUCE_TABLE_H
+#define DREDUCE_TABLE_H
+
+/* Integers: sum and prod in 64 bits, min/max/bitwise in the type itself. */
+#define DR_TABLE_INT_ROWS(DT, WIDE, wide, NATIVE, native)                                                      \
+    X(DT, SUM, sum, WIDE, wide) X(DT, PROD, prod, WIDE, wide) X(DT, MIN, min, NATIVE, native)                 \
+    X(DT, MAX, max, NATIVE, native) X(DT, BAND, band, NATIVE, native) X(DT, BOR, bor, NATIVE, native)         \
+    X(DT, BXOR, bxor, NATIVE, native)
+/* float32 and the 16-bit floats: sum/prod in float64 (wide) or float32 (native); min/max exactly in float32. */
+#define DR_TABLE_NARROW_FLOAT_ROWS(DT)                                                                         \
+    X(DT, SUM, sum, F64, f64) X(DT, SUM, sum, F32, f32) X(DT, PROD, prod, F64, f64)                           \
+    X(DT, PROD, prod, F32, f32) X(DT, MIN, min, F32, f32) X(DT, MAX, max, F32, f32)
+
+#define DR_REDUCTION_TABLE                                                                                     \
+    DR_TABLE_INT_ROWS(INT32, I64, i64, I32, i32)                                                               \
+    DR_TABLE_INT_ROWS(UINT32, U64, u64, U32, u32)                                                              \
+    DR_TABLE_INT_ROWS(INT64, I64, i64, I64, i64)                                                               \
+    DR_TABLE_INT_ROWS(UINT64, U64, u64, U64, u64)                                                              \
+    DR_TABLE_NARROW_FLOAT_ROWS(FLOAT32)                                                                        \
+    X(FLOAT64, SUM, sum, F64, f64) X(FLOAT64, PROD, prod, F64, f64)                                           \
+    X(FLOAT64, MIN, min, F64, f64) X(FLOAT64, MAX, max, F64, f64)                                             \
+    DR_TABLE_NARROW_FLOAT_ROWS(FLOAT16)                                                                        \
+    DR_TABLE_NARROW_FLOAT_ROWS(BFLOAT16)
+
+#endif

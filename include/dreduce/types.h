@@ -1,0 +1,99 @@
+/* Element types, reduction ops and accumulator kinds: the vocabulary shared by the parser, the kernels, the CPU
+ * backend, the MPI combine and the report. Plain C, also included by CUDA sources. The name tables live in
+ * src/types.c. */
+#ifndef DREDUCE_TYPES_H
+#define DREDUCE_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element type of the input array. */
+typedef enum {
+    DR_INT32 = 0,
+    DR_INT64,
+    DR_UINT32,
+    DR_UINT64,
+    DR_FLOAT32,
+    DR_FLOAT64,
+    DR_FLOAT16,  /* IEEE binary16, stored as its 16 bits */
+    DR_BFLOAT16, /* bfloat16, stored as its 16 bits */
+    DR_DTYPE_COUNT
+} dr_dtype_t;
+
+/* Reduction ops. The bitwise ones are defined for the integer types only (dr_op_valid). */
+typedef enum { DR_SUM = 0, DR_MIN, DR_MAX, DR_PROD, DR_BAND, DR_BOR, DR_BXOR, DR_OP_COUNT } dr_op_t;
+
+/* Kernel levels, in the tutorial's order; MULTIPASS is the production kernel. See kernels/launch.h. */
+typedef enum {
+    DR_KERNEL_NEIGHBORED = 0,
+    DR_KERNEL_INTERLEAVED,
+    DR_KERNEL_SMEM,
+    DR_KERNEL_SMEM2,
+    DR_KERNEL_UNROLL,
+    DR_KERNEL_SHUFFLE,
+    DR_KERNEL_MULTIPASS,
+    DR_KERNEL_COUNT
+} dr_kernel_t;
+
+/* How floating-point sums and products accumulate: WIDE (default) in float64, NATIVE in the input type (float32 for
+ * the 16-bit types, which have too few bits to accumulate in). Integers and min/max ignore it. */
+typedef enum { DR_ACC_WIDE = 0, DR_ACC_NATIVE, DR_ACC_MODE_COUNT } dr_acc_mode_t;
+
+/* The type a reduction accumulates (and reports) in. Signed sums and products wrap modulo 2^64 like the unsigned
+ * ones: that keeps them exact and associative, so every grid and rank count gives the same bits. */
+typedef enum {
+    DR_ACC_I32 = 0,
+    DR_ACC_U32,
+    DR_ACC_I64,
+    DR_ACC_U64,
+    DR_ACC_F32,
+    DR_ACC_F64,
+    DR_ACC_KIND_COUNT
+} dr_acc_kind_t;
+
+/* One accumulator value, whatever its kind. Sized for the accumulators to come (argmin/argmax carry an index). */
+typedef union {
+    int32_t i32;
+    uint32_t u32;
+    int64_t i64;
+    uint64_t u64;
+    float f32;
+    double f64;
+    unsigned char bytes[16];
+} dr_value_t;
+
+size_t dr_dtype_size(dr_dtype_t t);
+const char *dr_dtype_name(dr_dtype_t t);
+int dr_dtype_is_float(dr_dtype_t t);
+/* Significand bits including the implicit one (24 for float32); 0 for integers. */
+int dr_dtype_significand_bits(dr_dtype_t t);
+const char *dr_op_name(dr_op_t op);
+const char *dr_acc_mode_name(dr_acc_mode_t m);
+const char *dr_kernel_name(dr_kernel_t k);
+const char *dr_acc_kind_name(dr_acc_kind_t k);
+size_t dr_acc_kind_size(dr_acc_kind_t k);
+int dr_acc_kind_is_float(dr_acc_kind_t k);
+
+/* Parse a name ("float32", "sum", "native"); returns 0 and sets *out, or -1 if the name is unknown. */
+int dr_dtype_parse(const char *s, dr_dtype_t *out);
+int dr_op_parse(const char *s, dr_op_t *out);
+int dr_acc_mode_parse(const char *s, dr_acc_mode_t *out);
+int dr_kernel_parse(const char *s, dr_kernel_t *out);
+/* Comma-separated list of every valid name, for error messages. */
+const char *dr_dtype_names(void);
+const char *dr_op_names(void);
+const char *dr_kernel_names(void);
+
+/* 1 if op is defined for type t (bitwise ops need an integer type), else 0. */
+int dr_op_valid(dr_dtype_t t, dr_op_t op);
+/* The accumulator kind a valid (type, op, mode) reduces in. */
+dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,21 @@
+/* Entry points of each kernel level, called by kernels/launch.cu's switch on dr_kernel_t. C++ linkage: internal to
+ * the kernels library. Each plan/run pair has the contract of dr_gpu_plan/dr_gpu_reduce in launch.h. */
+#ifndef DREDUCE_KERNELS_INTERNAL_H
+#define DREDUCE_KERNELS_INTERNAL_H
+
+#include "launch.h"
+
+#define DR_DECLARE_LEVEL(name)                                                                                 \
+    cudaError_t dr_gpu_##name##_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p);                              \
+    cudaError_t dr_gpu_##name##_run(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStream_t s,          \
+                                    cudaEvent_t *ev);
+DR_DECLARE_LEVEL(neighbored)
+DR_DECLARE_LEVEL(interleaved)
+DR_DECLARE_LEVEL(smem)
+DR_DECLARE_LEVEL(smem2)
+DR_DECLARE_LEVEL(unroll)
+DR_DECLARE_LEVEL(shuffle)
+DR_DECLARE_LEVEL(multipass)
+#undef DR_DECLARE_LEVEL
+
+#endif

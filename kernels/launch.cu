@@ -1,0 +1,74 @@
+/* The C entry points of launch.h: pick the level, and generate data on the device. */
+#include "common.cuh"
+#include "internal.h"
+
+extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan)
+{
+    if (r->block < 32 || r->block > 1024 || (r->block & (r->block - 1)) != 0) return cudaErrorInvalidValue;
+    switch (r->kernel) {
+    case DR_KERNEL_NEIGHBORED: return dr_gpu_neighbored_plan(r, plan);
+    case DR_KERNEL_INTERLEAVED: return dr_gpu_interleaved_plan(r, plan);
+    case DR_KERNEL_SMEM: return dr_gpu_smem_plan(r, plan);
+    case DR_KERNEL_SMEM2: return dr_gpu_smem2_plan(r, plan);
+    case DR_KERNEL_UNROLL: return dr_gpu_unroll_plan(r, plan);
+    case DR_KERNEL_SHUFFLE: return dr_gpu_shuffle_plan(r, plan);
+    case DR_KERNEL_MULTIPASS: return dr_gpu_multipass_plan(r, plan);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+extern "C" cudaError_t dr_gpu_reduce(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *plan, cudaStream_t s,
+                                     cudaEvent_t *pass_events)
+{
+    switch (r->kernel) {
+    case DR_KERNEL_NEIGHBORED: return dr_gpu_neighbored_run(r, plan, s, pass_events);
+    case DR_KERNEL_INTERLEAVED: return dr_gpu_interleaved_run(r, plan, s, pass_events);
+    case DR_KERNEL_SMEM: return dr_gpu_smem_run(r, plan, s, pass_events);
+    case DR_KERNEL_SMEM2: return dr_gpu_smem2_run(r, plan, s, pass_events);
+    case DR_KERNEL_UNROLL: return dr_gpu_unroll_run(r, plan, s, pass_events);
+    case DR_KERNEL_SHUFFLE: return dr_gpu_shuffle_run(r, plan, s, pass_events);
+    case DR_KERNEL_MULTIPASS: return dr_gpu_multipass_run(r, plan, s, pass_events);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+namespace {
+
+#define DR_GEN_KERNEL(name, T, gen)                                                                            \
+    __global__ void name(dr_gen_t g, uint64_t first, T *__restrict__ out, size_t n)                            \
+    {                                                                                                          \
+        const size_t stride = (size_t)gridDim.x * blockDim.x;                                                  \
+        for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)                     \
+            out[i] = gen(&g, first + i);                                                                       \
+    }
+DR_GEN_KERNEL(gen_int32, int32_t, dr_gen_int32)
+DR_GEN_KERNEL(gen_int64, int64_t, dr_gen_int64)
+DR_GEN_KERNEL(gen_uint32, uint32_t, dr_gen_uint32)
+DR_GEN_KERNEL(gen_uint64, uint64_t, dr_gen_uint64)
+DR_GEN_KERNEL(gen_float32, float, dr_gen_float32)
+DR_GEN_KERNEL(gen_float64, double, dr_gen_float64)
+DR_GEN_KERNEL(gen_float16, uint16_t, dr_gen_float16)
+DR_GEN_KERNEL(gen_bfloat16, uint16_t, dr_gen_bfloat16)
+
+} // namespace
+
+extern "C" cudaError_t dr_gpu_generate(const dr_gen_t *g, uint64_t first_index, void *d_out, size_t n,
+                                       cudaStream_t s)
+{
+    if (n == 0) return cudaSuccess;
+    const int block = 256;
+    size_t grid = (n + block - 1) / block;
+    if (grid > 65536) grid = 65536; /* grid-stride beyond that */
+    switch (g->dtype) {
+    case DR_INT32: gen_int32<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (int32_t *)d_out, n); break;
+    case DR_INT64: gen_int64<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (int64_t *)d_out, n); break;
+    case DR_UINT32: gen_uint32<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint32_t *)d_out, n); break;
+    case DR_UINT64: gen_uint64<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint64_t *)d_out, n); break;
+    case DR_FLOAT32: gen_float32<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (float *)d_out, n); break;
+    case DR_FLOAT64: gen_float64<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (double *)d_out, n); break;
+    case DR_FLOAT16: gen_float16<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint16_t *)d_out, n); break;
+    case DR_BFLOAT16: gen_bfloat16<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint16_t *)d_out, n); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}

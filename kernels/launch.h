@@ -1,0 +1,60 @@
+/* The C boundary to the CUDA kernels. Host code includes this header and the CUDA runtime's C API only; every
+ * template lives inside the .cu files and is instantiated from include/dreduce/table.h.
+ *
+ * All calls are asynchronous on the given stream unless they say otherwise, and return the first CUDA error. */
+#ifndef DREDUCE_KERNELS_LAUNCH_H
+#define DREDUCE_KERNELS_LAUNCH_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dreduce/datagen.h"
+#include "dreduce/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Most kernel passes one reduction can take (a teaching level with 32-thread blocks on 2^40 elements needs 7). */
+#define DR_GPU_MAX_PASSES 12
+
+/* One reduction of n elements at d_in to one accumulator value at d_result. */
+typedef struct {
+    dr_kernel_t kernel;
+    dr_dtype_t dtype;
+    dr_op_t op;
+    dr_acc_kind_t acc;  /* dr_acc_select(dtype, op, mode) */
+    int block;          /* threads per block: a power of two in [32, 1024] */
+    int device;         /* CUDA device ordinal the buffers live on (sizes the multipass grid) */
+    const void *d_in;   /* n elements, naturally aligned (any offset within that: heads are handled) */
+    size_t n;
+    void *d_work;       /* dr_gpu_workspace_bytes() bytes, 256-byte aligned; reused across calls */
+    void *d_result;     /* one accumulator value (dr_acc_kind_size(acc) bytes): device or mapped host memory */
+} dr_gpu_reduce_t;
+
+/* The passes a reduction will launch: pass i runs grid[i] blocks of r->block threads. */
+typedef struct {
+    int passes;
+    size_t grid[DR_GPU_MAX_PASSES];
+    size_t work_bytes;    /* workspace needed */
+    uint64_t serial_depth; /* most roundings along any path from an input to the result (for float error bounds) */
+} dr_gpu_plan_t;
+
+/* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n). Synchronous; cheap after the first
+ * call per device. Returns cudaErrorInvalidValue for a shape no kernel supports. */
+cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan);
+
+/* Launch every pass of `plan` on stream s. If pass_events is not NULL it must hold plan->passes + 1 events:
+ * pass_events[i] is recorded before pass i and pass_events[plan->passes] after the last. The input is never
+ * modified. */
+cudaError_t dr_gpu_reduce(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *plan, cudaStream_t s,
+                          cudaEvent_t *pass_events);
+
+/* Fill d_out[0..n) with elements first_index .. first_index+n-1 of the generator's global array. */
+cudaError_t dr_gpu_generate(const dr_gen_t *g, uint64_t first_index, void *d_out, size_t n, cudaStream_t s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

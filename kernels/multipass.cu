@@ -1,0 +1,157 @@
+/* The production kernel: multi-pass warp-shuffle reduction.
+ *
+ * Pass 1 runs a grid sized to fill the device once (SM count x resident blocks per SM from the occupancy API, fewer
+ * when n is small). Each thread walks the array with a grid-stride loop of 16-byte vector loads, four in flight,
+ * accumulating in registers; elements before the first 16-byte boundary (a misaligned start) and after the last
+ * whole vector are read one by one. The block then reduces with warp shuffles and one shared-memory exchange, and
+ * writes one partial. Pass 2 is the same kernel over the partials with a single block. When one block suffices,
+ * pass 1 writes the result directly and there is no pass 2.
+ *
+ * Over the teaching levels (kernels/levels.cu) it fixes what costs bandwidth: one pass over the data with no
+ * shared-memory tree per element, wide loads, enough bytes in flight per SM, and no launch per 2*block elements. */
+#include "common.cuh"
+#include "internal.h"
+
+namespace {
+
+constexpr int kUnroll = 4; /* vector loads in flight per thread */
+
+template <class In, class Acc, class Op>
+__device__ __forceinline__ Acc combine_vector(Acc acc, const uint4 &v)
+{
+    constexpr int kVec = 16 / sizeof(In);
+    In e[kVec];
+    memcpy(e, &v, 16);
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) acc = Op::combine(acc, dr_widen<Acc>(e[j]));
+    return acc;
+}
+
+template <class In, class Acc, class Op>
+__global__ void __launch_bounds__(1024) multipass_kernel(const In *__restrict__ g_in, size_t n, Acc *__restrict__ g_out)
+{
+    constexpr size_t kVec = 16 / sizeof(In);
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+    Acc acc = dr_identity<Op, Acc>();
+
+    /* Head: elements before the first 16-byte boundary (fewer than kVec <= 32 <= nthreads). */
+    size_t head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
+    if (head > n) head = n;
+    if (tid < head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
+
+    const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
+    const size_t nvec = (n - head) / kVec;
+    size_t i = tid;
+    for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+        uint4 v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc = combine_vector<In, Acc, Op>(acc, v[u]);
+    }
+    for (; i < nvec; i += nthreads) acc = combine_vector<In, Acc, Op>(acc, __ldg(g_vec + i));
+
+    /* Tail: fewer than kVec elements after the last whole vector. */
+    const size_t t = head + nvec * kVec + tid;
+    if (t < n) acc = Op::combine(acc, dr_widen<Acc>(g_in[t]));
+
+    acc = dr_block_reduce<Op>(acc);
+    if (threadIdx.x == 0) g_out[blockIdx.x] = acc;
+}
+
+/* Blocks of `block` threads that fill `device` once with this kernel; cached per (kernel, device, block). */
+template <class In, class Acc, class Op> cudaError_t resident_blocks(int device, int block, size_t *out)
+{
+    static int cached[64][11]; /* [device][log2(block)] */
+    int lg = 0;
+    while ((1 << lg) < block) ++lg;
+    if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
+    if (cached[device][lg] == 0) {
+        int sms = 0, per_sm = 0, current = 0;
+        cudaError_t err = cudaGetDevice(&current);
+        if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
+        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, multipass_kernel<In, Acc, Op>, block, 0);
+        if (current != device) {
+            cudaError_t back = cudaSetDevice(current);
+            if (err == cudaSuccess) err = back;
+        }
+        if (err != cudaSuccess) return err;
+        cached[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
+    }
+    *out = (size_t)cached[device][lg];
+    return cudaSuccess;
+}
+
+size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+uint64_t log2_ceil(uint64_t x)
+{
+    uint64_t lg = 0;
+    while ((1ull << lg) < x) ++lg;
+    return lg;
+}
+
+template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
+{
+    size_t resident = 0;
+    cudaError_t err = resident_blocks<In, Acc, Op>(r->device, r->block, &resident);
+    if (err != cudaSuccess) return err;
+    /* Each thread should get at least one full round of kUnroll vectors before another block is worth it. */
+    const size_t per_block = (size_t)r->block * kUnroll * (16 / sizeof(In));
+    size_t grid = ceil_div(r->n, per_block);
+    if (grid > resident) grid = resident;
+    if (grid < 1) grid = 1;
+    p->passes = grid > 1 ? 2 : 1;
+    p->grid[0] = grid;
+    p->grid[1] = 1;
+    p->work_bytes = grid > 1 ? align256(grid * sizeof(Acc)) : 0;
+    /* Per thread: head + vector elements + tail in sequence, then the block tree; pass 2 likewise over grid. */
+    const uint64_t lg_block = log2_ceil((uint64_t)r->block);
+    p->serial_depth = ceil_div(r->n, grid * (size_t)r->block) + 2 + lg_block + 1;
+    if (grid > 1) p->serial_depth += ceil_div(grid, (size_t)r->block) + lg_block + 1;
+    return cudaSuccess;
+}
+
+template <class In, class Acc, class Op>
+cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStream_t s, cudaEvent_t *ev)
+{
+    Acc *partials = static_cast<Acc *>(r->d_work);
+    Acc *result = static_cast<Acc *>(r->d_result);
+    cudaError_t err = cudaSuccess;
+    if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
+    multipass_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, 0, s>>>(
+        static_cast<const In *>(r->d_in), r->n, p->passes == 1 ? result : partials);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    if (p->passes == 2) {
+        if (ev && (err = cudaEventRecord(ev[1], s)) != cudaSuccess) return err;
+        multipass_kernel<Acc, Acc, Op><<<1, r->block, 0, s>>>(partials, p->grid[0], result);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    if (ev) err = cudaEventRecord(ev[p->passes], s);
+    return err;
+}
+
+struct plan_fn {
+    const dr_gpu_reduce_t *r;
+    dr_gpu_plan_t *p;
+    template <class In, class Acc, class Op> cudaError_t call() const { return plan_multipass<In, Acc, Op>(r, p); }
+};
+struct run_fn {
+    const dr_gpu_reduce_t *r;
+    const dr_gpu_plan_t *p;
+    cudaStream_t s;
+    cudaEvent_t *ev;
+    template <class In, class Acc, class Op> cudaError_t call() const { return run_multipass<In, Acc, Op>(r, p, s, ev); }
+};
+
+} // namespace
+
+cudaError_t dr_gpu_multipass_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p) { return dr_dispatch(r, plan_fn{r, p}); }
+
+cudaError_t dr_gpu_multipass_run(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStream_t s, cudaEvent_t *ev)
+{
+    return dr_dispatch(r, run_fn{r, p, s, ev});
+}

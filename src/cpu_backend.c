@@ -1,0 +1,125 @@
+#include "cpu_backend.h"
+
+#include <string.h>
+
+#include "dreduce/accum.h"
+#include "dreduce/table.h"
+#include "parallel.h"
+
+/* Input element types and their widening, by table token. */
+typedef int32_t dr_in_INT32;
+typedef int64_t dr_in_INT64;
+typedef uint32_t dr_in_UINT32;
+typedef uint64_t dr_in_UINT64;
+typedef float dr_in_FLOAT32;
+typedef double dr_in_FLOAT64;
+typedef uint16_t dr_in_FLOAT16;
+typedef uint16_t dr_in_BFLOAT16;
+#define DR_WIDEN_INT32(x) (x)
+#define DR_WIDEN_INT64(x) (x)
+#define DR_WIDEN_UINT32(x) (x)
+#define DR_WIDEN_UINT64(x) (x)
+#define DR_WIDEN_FLOAT32(x) (x)
+#define DR_WIDEN_FLOAT64(x) (x)
+#define DR_WIDEN_FLOAT16(x) dr_f16_to_f32(x)
+#define DR_WIDEN_BFLOAT16(x) dr_bf16_to_f32(x)
+typedef int32_t dr_acc_I32;
+typedef uint32_t dr_acc_U32;
+typedef int64_t dr_acc_I64;
+typedef uint64_t dr_acc_U64;
+typedef float dr_acc_F32;
+typedef double dr_acc_F64;
+
+typedef void (*slice_fn)(const void *in, size_t begin, size_t end, dr_value_t *out);
+
+/* One slice loop per table row: acc = acc (op) widen(in[i]), in order. */
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, dr_value_t *out)          \
+    {                                                                                                          \
+        const dr_in_##DT *p = in;                                                                              \
+        dr_value_t id;                                                                                         \
+        dr_acc_identity(DR_ACC_##ACC, DR_##OP, &id);                                                           \
+        dr_acc_##ACC a;                                                                                        \
+        memcpy(&a, &id, sizeof a);                                                                             \
+        for (size_t i = begin; i < end; ++i) a = dr_##op##_##acc(a, (dr_acc_##ACC)DR_WIDEN_##DT(p[i]));       \
+        memcpy(out, &a, sizeof a);                                                                             \
+    }
+DR_REDUCTION_TABLE
+#undef X
+
+static slice_fn find_slice(dr_dtype_t want_dtype, dr_op_t want_op, dr_acc_kind_t want_acc)
+{
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    if (want_dtype == DR_##DT && want_op == DR_##OP && want_acc == DR_ACC_##ACC) return slice_##DT##_##OP##_##ACC;
+    DR_REDUCTION_TABLE
+#undef X
+    return NULL;
+}
+
+typedef struct {
+    slice_fn fn;
+    const void *in;
+    size_t n;
+    dr_value_t *partials;
+} reduce_job_t;
+
+static void reduce_worker(void *ctx, int i, int k)
+{
+    reduce_job_t *job = ctx;
+    unsigned long long b, e;
+    dr_parallel_slice(job->n, i, k, &b, &e);
+    job->fn(job->in, (size_t)b, (size_t)e, &job->partials[i]);
+}
+
+int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, int nthreads,
+                  dr_value_t *out, uint64_t *depth)
+{
+    enum { kMaxThreads = 1024 };
+    dr_value_t partials[kMaxThreads];
+    slice_fn fn = find_slice(dtype, op, acc);
+    if (!fn) return -1;
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > kMaxThreads) nthreads = kMaxThreads;
+    /* Below ~64K elements per thread, thread start-up costs more than the work. */
+    if ((size_t)nthreads > n / 65536 + 1) nthreads = (int)(n / 65536 + 1);
+    reduce_job_t job = {fn, in, n, partials};
+    dr_parallel_run(nthreads, reduce_worker, &job);
+    dr_acc_identity(acc, op, out);
+    for (int i = 0; i < nthreads; ++i) dr_acc_combine(acc, op, out, &partials[i]);
+    *depth = (n + (size_t)nthreads - 1) / (size_t)nthreads + (uint64_t)nthreads;
+    return 0;
+}
+
+typedef struct {
+    const dr_gen_t *g;
+    uint64_t first;
+    void *in;
+    size_t n;
+} gen_job_t;
+
+static void gen_worker(void *ctx, int i, int k)
+{
+    gen_job_t *job = ctx;
+    unsigned long long b, e;
+    dr_parallel_slice(job->n, i, k, &b, &e);
+    const dr_gen_t *g = job->g;
+    const uint64_t f = job->first;
+    switch (g->dtype) {
+    case DR_INT32: for (size_t j = b; j < e; ++j) ((int32_t *)job->in)[j] = dr_gen_int32(g, f + j); break;
+    case DR_INT64: for (size_t j = b; j < e; ++j) ((int64_t *)job->in)[j] = dr_gen_int64(g, f + j); break;
+    case DR_UINT32: for (size_t j = b; j < e; ++j) ((uint32_t *)job->in)[j] = dr_gen_uint32(g, f + j); break;
+    case DR_UINT64: for (size_t j = b; j < e; ++j) ((uint64_t *)job->in)[j] = dr_gen_uint64(g, f + j); break;
+    case DR_FLOAT32: for (size_t j = b; j < e; ++j) ((float *)job->in)[j] = dr_gen_float32(g, f + j); break;
+    case DR_FLOAT64: for (size_t j = b; j < e; ++j) ((double *)job->in)[j] = dr_gen_float64(g, f + j); break;
+    case DR_FLOAT16: for (size_t j = b; j < e; ++j) ((uint16_t *)job->in)[j] = dr_gen_float16(g, f + j); break;
+    case DR_BFLOAT16: for (size_t j = b; j < e; ++j) ((uint16_t *)job->in)[j] = dr_gen_bfloat16(g, f + j); break;
+    default: break;
+    }
+}
+
+void dr_cpu_generate(const dr_gen_t *g, uint64_t first, void *in, size_t n, int nthreads)
+{
+    if ((size_t)nthreads > n / 65536 + 1) nthreads = (int)(n / 65536 + 1);
+    gen_job_t job = {g, first, in, n};
+    dr_parallel_run(nthreads, gen_worker, &job);
+}

@@ -1,0 +1,21 @@
+/* The CPU backend: the same reductions as the kernels (same table, same accumulator rules), on host threads. Used
+ * where no GPU is visible (CI, laptops) and as a second implementation to compare with. */
+#ifndef DREDUCE_CPU_BACKEND_H
+#define DREDUCE_CPU_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dreduce/datagen.h"
+#include "dreduce/types.h"
+
+/* Fill in[0..n) with elements first..first+n-1 of g's global array, on nthreads threads. */
+void dr_cpu_generate(const dr_gen_t *g, uint64_t first, void *in, size_t n, int nthreads);
+
+/* Reduce in[0..n) (elements of dtype) with op into *out, accumulating in kind acc, on nthreads threads: each
+ * thread a contiguous slice in order, then the slices' results in thread order (deterministic). *depth gets the
+ * most roundings along any path (for float error bounds). Returns 0, or -1 if (dtype, op, acc) is not a table row. */
+int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, int nthreads,
+                  dr_value_t *out, uint64_t *depth);
+
+#endif

@@ -1,0 +1,433 @@
+/* Command-line parsing. Hand-written rather than getopt_long so that it keeps no global state (it is fuzzed) and
+ * every message says which value was wrong and what is allowed. */
+#include "options.h"
+
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: dreduce [options]         (or: mpirun -np P dreduce [options])\n"
+    "Reduce an array generated on each rank's GPU (or CPU) and combine the partial results across ranks.\n"
+    "\n"
+    "What to reduce:\n"
+    "  -n, --count N        elements (default 16Mi); suffixes K M G T (x1000) or Ki Mi Gi Ti (x1024)\n"
+    "  -t, --type T         int32 int64 uint32 uint64 float32 float64 float16 bfloat16 (default float32)\n"
+    "      --op OP          sum min max prod band bor bxor (default sum; band/bor/bxor: integer types)\n"
+    "      --acc MODE       wide (default): float sums/products accumulate in float64;\n"
+    "                       native: in the input type (float32 for the 16-bit types)\n"
+    "      --data D         random (default) | iota | ones | const:V\n"
+    "      --seed S         seed of the random data (default 1)\n"
+    "\n"
+    "How:\n"
+    "  -k, --kernel K       neighbored interleaved smem smem2 unroll shuffle multipass (default multipass)\n"
+    "  -b, --block B        threads per block: a power of two in 32..1024 (default 256)\n"
+    "      --device D       auto (default: GPU if one is visible, else CPU) | gpu | cpu\n"
+    "      --threads T      CPU backend threads (default: one per core this process may use)\n"
+    "      --iters I        timed repetitions (default 10)\n"
+    "      --warmup W       untimed repetitions first (default 2)\n"
+    "      --verify on|off  check the result against a host reference (default on)\n"
+    "      --misalign K     start the input K elements past an aligned address (0..15; default 0)\n"
+    "\n"
+    "Across ranks:\n"
+    "      --scaling S      strong (default): N elements in total; weak: N elements per rank\n"
+    "      --combine C      hier (default): node level, then node leaders; flat: one MPI_Reduce over all ranks\n"
+    "      --staging S      auto (default): device buffers if MPI is CUDA-aware, else host | device | host\n"
+    "      --allreduce      every rank receives the result (MPI_Allreduce semantics)\n"
+    "      --ranks-per-node K  emulate nodes of K ranks each (to test the two-level combine on one host)\n"
+    "      --bind B         auto (default): bind each rank's CPUs and memory near its GPU | none\n"
+    "      --share-gpus     allow more ranks on a node than GPUs (ranks share GPUs round-robin)\n"
+    "\n"
+    "Output:\n"
+    "      --format F       table (default) | json | csv\n"
+    "  -o, --output FILE    write the report to FILE instead of standard output\n"
+    "  -h, --help           this text\n"
+    "      --version        version\n"
+    "\n"
+    "Exit status: 0 verified, 2 bad usage, 3 runtime failure, 4 verification failed.\n";
+
+const char *dr_options_usage(void) { return usage_text; }
+
+void dr_options_default(dr_options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->n = 16u << 20;
+    o->dtype = DR_FLOAT32;
+    o->op = DR_SUM;
+    o->acc_mode = DR_ACC_WIDE;
+    o->kernel = DR_KERNEL_MULTIPASS;
+    o->block = 256;
+    o->iters = 10;
+    o->warmup = 2;
+    o->gen.pattern = DR_DATA_RANDOM;
+    o->gen.seed = 1;
+    o->verify = 1;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int dr_parse_count(const char *s, uint64_t *out, char *err, size_t errlen)
+{
+    const char *p = s;
+    uint64_t v = 0;
+    if (*p < '0' || *p > '9')
+        return fail(err, errlen, "invalid count '%s': expected a non-negative integer with an optional suffix "
+                                 "K M G T or Ki Mi Gi Ti", s);
+    for (; *p >= '0' && *p <= '9'; ++p) {
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+            return fail(err, errlen, "invalid count '%s': larger than 2^64 - 1", s);
+    }
+    uint64_t scale = 1;
+    if (*p) {
+        static const char units[] = "KMGT";
+        const char *u = strchr(units, *p);
+        if (!u || !*p)
+            return fail(err, errlen, "invalid count '%s': unknown suffix '%s' (allowed: K M G T, Ki Mi Gi Ti)", s, p);
+        int power = (int)(u - units) + 1;
+        int binary = p[1] == 'i';
+        if (p[1 + binary] != '\0')
+            return fail(err, errlen, "invalid count '%s': unknown suffix '%s' (allowed: K M G T, Ki Mi Gi Ti)", s, p);
+        for (int i = 0; i < power; ++i) scale *= binary ? 1024u : 1000u;
+    }
+    if (__builtin_mul_overflow(v, scale, &v)) return fail(err, errlen, "invalid count '%s': larger than 2^64 - 1", s);
+    *out = v;
+    return 0;
+}
+
+static int parse_int(const char *name, const char *s, long lo, long hi, int *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
+        return fail(err, errlen, "invalid %s '%s': expected an integer in %ld..%ld", name, s, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+/* Round a finite double to a binary format with `man` stored significand bits and exponent bias `bias` (IEEE
+ * round-to-nearest-even, subnormals included). Returns -1 if it rounds past the largest finite value. */
+static int round_to_small_float(double v, int man, int bias, uint32_t *bits)
+{
+    uint32_t sign = signbit(v) ? 1u : 0u;
+    double a = fabs(v);
+    uint32_t out;
+    if (a == 0) {
+        out = 0;
+    } else {
+        int ex;
+        frexp(a, &ex); /* a = m * 2^ex, m in [0.5, 1) */
+        int e = ex - 1;
+        if (e < 1 - bias) { /* subnormal: units of 2^(1 - bias - man) */
+            double q = nearbyint(ldexp(a, bias - 1 + man));
+            out = (uint32_t)q; /* q == 2^man lands exactly on the smallest normal */
+        } else {
+            double q = nearbyint(ldexp(a, man - e)); /* in [2^man, 2^(man+1)] */
+            if (q >= ldexp(1.0, man + 1)) {
+                q /= 2;
+                ++e;
+            }
+            if (e + bias > 2 * bias) return -1; /* past the largest finite exponent field (all ones is inf) */
+            out = ((uint32_t)(e + bias) << man) | ((uint32_t)q - (1u << man));
+        }
+    }
+    *bits = (sign << 15) | out; /* both 16-bit formats keep the sign in bit 15 */
+    return 0;
+}
+
+int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    if (!dr_dtype_is_float(t)) {
+        if (*s == '\0') return fail(err, errlen, "invalid constant '': expected an integer for --type %s", dr_dtype_name(t));
+        if (t == DR_UINT32 || t == DR_UINT64) {
+            if (*s == '-')
+                return fail(err, errlen, "invalid constant '%s': --type %s holds 0..%s", s, dr_dtype_name(t),
+                            t == DR_UINT32 ? "4294967295" : "18446744073709551615");
+            unsigned long long v = strtoull(s, &end, 0);
+            if (*end != '\0' || errno == ERANGE || (t == DR_UINT32 && v > UINT32_MAX))
+                return fail(err, errlen, "invalid constant '%s': --type %s holds 0..%s", s, dr_dtype_name(t),
+                            t == DR_UINT32 ? "4294967295" : "18446744073709551615");
+            *bits = (uint64_t)v;
+        } else {
+            long long v = strtoll(s, &end, 0);
+            if (*end != '\0' || errno == ERANGE || (t == DR_INT32 && (v < INT32_MIN || v > INT32_MAX)))
+                return fail(err, errlen, "invalid constant '%s': --type %s holds %s", s, dr_dtype_name(t),
+                            t == DR_INT32 ? "-2147483648..2147483647" : "-9223372036854775808..9223372036854775807");
+            *bits = t == DR_INT32 ? (uint64_t)(uint32_t)(int32_t)v : (uint64_t)v;
+        }
+        return 0;
+    }
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0')
+        return fail(err, errlen, "invalid constant '%s': expected a number (or nan, inf) for --type %s", s,
+                    dr_dtype_name(t));
+    /* strtod saturates to +-HUGE_VAL on overflow: a finite spelling that overflowed is out of range. */
+    int spelled_inf = strstr(s, "inf") || strstr(s, "INF") || strstr(s, "Inf");
+    if (isinf(v) && !spelled_inf) errno = ERANGE;
+    if (errno == ERANGE && isinf(v))
+        return fail(err, errlen, "invalid constant '%s': out of range for --type %s", s, dr_dtype_name(t));
+    uint32_t b32;
+    switch (t) {
+    case DR_FLOAT64:
+        memcpy(bits, &v, 8);
+        return 0;
+    case DR_FLOAT32: {
+        float f = (float)v;
+        if (isinf(f) && !isinf(v))
+            return fail(err, errlen, "invalid constant '%s': out of range for --type float32 (|V| <= 3.4028235e38)", s);
+        memcpy(&b32, &f, 4);
+        *bits = b32;
+        return 0;
+    }
+    default: {
+        const int man = t == DR_FLOAT16 ? 10 : 7, bias = t == DR_FLOAT16 ? 15 : 127;
+        uint16_t sign = signbit(v) ? 0x8000u : 0u;
+        if (isnan(v)) {
+            *bits = sign | (t == DR_FLOAT16 ? 0x7e00u : 0x7fc0u);
+        } else if (isinf(v)) {
+            *bits = sign | (t == DR_FLOAT16 ? 0x7c00u : 0x7f80u);
+        } else if (round_to_small_float(v, man, bias, &b32) != 0) {
+            return fail(err, errlen, "invalid constant '%s': out of range for --type %s (|V| <= %s)", s,
+                        dr_dtype_name(t), t == DR_FLOAT16 ? "65504" : "3.3895314e38");
+        } else {
+            *bits = b32;
+        }
+        return 0;
+    }
+    }
+}
+
+enum opt_id {
+    OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
+    OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
+    OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION
+};
+
+static const struct {
+    const char *name;
+    char short_name;
+    int takes_arg;
+    enum opt_id id;
+} opt_table[] = {
+    {"count", 'n', 1, OPT_COUNT},     {"type", 't', 1, OPT_TYPE},        {"op", 0, 1, OPT_OP},
+    {"acc", 0, 1, OPT_ACC},           {"data", 0, 1, OPT_DATA},          {"seed", 0, 1, OPT_SEED},
+    {"kernel", 'k', 1, OPT_KERNEL},   {"block", 'b', 1, OPT_BLOCK},      {"device", 0, 1, OPT_DEVICE},
+    {"threads", 0, 1, OPT_THREADS},   {"iters", 0, 1, OPT_ITERS},        {"warmup", 0, 1, OPT_WARMUP},
+    {"verify", 0, 1, OPT_VERIFY},     {"misalign", 0, 1, OPT_MISALIGN},  {"scaling", 0, 1, OPT_SCALING},
+    {"combine", 0, 1, OPT_COMBINE},   {"staging", 0, 1, OPT_STAGING},    {"allreduce", 0, 0, OPT_ALLREDUCE},
+    {"ranks-per-node", 0, 1, OPT_RANKS_PER_NODE}, {"bind", 0, 1, OPT_BIND}, {"share-gpus", 0, 0, OPT_SHARE_GPUS},
+    {"format", 0, 1, OPT_FORMAT},     {"output", 'o', 1, OPT_OUTPUT},    {"help", 'h', 0, OPT_HELP},
+    {"version", 0, 0, OPT_VERSION},
+};
+
+/* Match `s` against a list of names; on failure, name the allowed ones. */
+static int parse_choice(const char *opt, const char *s, const char *const *names, int count, int *out, char *err,
+                        size_t errlen)
+{
+    char allowed[256] = "";
+    for (int i = 0; i < count; ++i) {
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+        strncat(allowed, i ? ", " : "", sizeof allowed - strlen(allowed) - 1);
+        strncat(allowed, names[i], sizeof allowed - strlen(allowed) - 1);
+    }
+    return fail(err, errlen, "invalid --%s '%s': allowed: %s", opt, s, allowed);
+}
+
+static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *o, const char **const_text,
+                 char *err, size_t errlen)
+{
+    static const char *const devices[] = {"auto", "gpu", "cpu"};
+    static const char *const formats[] = {"table", "json", "csv"};
+    static const char *const scalings[] = {"strong", "weak"};
+    static const char *const combines[] = {"hier", "flat"};
+    static const char *const stagings[] = {"auto", "device", "host"};
+    static const char *const binds[] = {"auto", "none"};
+    static const char *const onoff[] = {"off", "on"};
+    int choice;
+    switch (id) {
+    case OPT_COUNT: return dr_parse_count(v, &o->n, err, errlen);
+    case OPT_TYPE:
+        if (dr_dtype_parse(v, &o->dtype) != 0)
+            return fail(err, errlen, "invalid --type '%s': allowed: %s", v, dr_dtype_names());
+        return 0;
+    case OPT_OP:
+        if (dr_op_parse(v, &o->op) != 0) return fail(err, errlen, "invalid --op '%s': allowed: %s", v, dr_op_names());
+        return 0;
+    case OPT_ACC:
+        if (dr_acc_mode_parse(v, &o->acc_mode) != 0)
+            return fail(err, errlen, "invalid --acc '%s': allowed: wide, native", v);
+        return 0;
+    case OPT_DATA:
+        if (strcmp(v, "random") == 0) o->gen.pattern = DR_DATA_RANDOM;
+        else if (strcmp(v, "iota") == 0) o->gen.pattern = DR_DATA_IOTA;
+        else if (strcmp(v, "ones") == 0) o->gen.pattern = DR_DATA_ONES;
+        else if (strncmp(v, "const:", 6) == 0) {
+            o->gen.pattern = DR_DATA_CONST;
+            *const_text = v + 6;
+        } else
+            return fail(err, errlen, "invalid --data '%s': allowed: random, iota, ones, const:V", v);
+        return 0;
+    case OPT_SEED: {
+        uint64_t seed;
+        char *end;
+        errno = 0;
+        if (*v == '-' || *v == '\0') return fail(err, errlen, "invalid --seed '%s': expected an integer in 0..2^64-1", v);
+        seed = strtoull(v, &end, 0);
+        if (*end != '\0' || errno == ERANGE)
+            return fail(err, errlen, "invalid --seed '%s': expected an integer in 0..2^64-1", v);
+        o->gen.seed = seed;
+        return 0;
+    }
+    case OPT_KERNEL:
+        if (dr_kernel_parse(v, &o->kernel) != 0)
+            return fail(err, errlen, "invalid --kernel '%s': allowed: %s", v, dr_kernel_names());
+        return 0;
+    case OPT_BLOCK: {
+        char *end;
+        errno = 0;
+        long b = strtol(v, &end, 10);
+        if (*v == '\0' || *end != '\0' || errno != 0 || b < 32 || b > 1024 || (b & (b - 1)) != 0)
+            return fail(err, errlen, "invalid --block '%s': allowed: 32, 64, 128, 256, 512, 1024", v);
+        o->block = (int)b;
+        return 0;
+    }
+    case OPT_DEVICE:
+        if (parse_choice(name, v, devices, 3, &choice, err, errlen)) return -1;
+        o->device = (dr_device_choice_t)choice;
+        return 0;
+    case OPT_THREADS: return parse_int("--threads", v, 0, 4096, &o->threads, err, errlen);
+    case OPT_ITERS: return parse_int("--iters", v, 1, 1000000, &o->iters, err, errlen);
+    case OPT_WARMUP: return parse_int("--warmup", v, 0, 1000000, &o->warmup, err, errlen);
+    case OPT_VERIFY:
+        if (parse_choice(name, v, onoff, 2, &o->verify, err, errlen)) return -1;
+        return 0;
+    case OPT_MISALIGN: return parse_int("--misalign", v, 0, 15, &o->misalign, err, errlen);
+    case OPT_SCALING:
+        if (parse_choice(name, v, scalings, 2, &choice, err, errlen)) return -1;
+        o->scaling = (dr_scaling_t)choice;
+        return 0;
+    case OPT_COMBINE:
+        if (parse_choice(name, v, combines, 2, &choice, err, errlen)) return -1;
+        o->combine = (dr_combine_mode_t)choice;
+        return 0;
+    case OPT_STAGING:
+        if (parse_choice(name, v, stagings, 3, &choice, err, errlen)) return -1;
+        o->staging = (dr_staging_t)choice;
+        return 0;
+    case OPT_ALLREDUCE: o->allreduce = 1; return 0;
+    case OPT_RANKS_PER_NODE: return parse_int("--ranks-per-node", v, 1, 1 << 20, &o->ranks_per_node, err, errlen);
+    case OPT_BIND:
+        if (parse_choice(name, v, binds, 2, &choice, err, errlen)) return -1;
+        o->bind = (dr_bind_choice_t)choice;
+        return 0;
+    case OPT_SHARE_GPUS: o->share_gpus = 1; return 0;
+    case OPT_FORMAT:
+        if (parse_choice(name, v, formats, 3, &choice, err, errlen)) return -1;
+        o->format = (dr_format_t)choice;
+        return 0;
+    case OPT_OUTPUT:
+        if (*v == '\0') return fail(err, errlen, "invalid --output '': expected a file name");
+        if (strlen(v) >= sizeof o->output) return fail(err, errlen, "invalid --output: path longer than %zu bytes", sizeof o->output - 1);
+        snprintf(o->output, sizeof o->output, "%s", v);
+        return 0;
+    default: return 0;
+    }
+}
+
+dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char *err, size_t errlen)
+{
+    const char *const_text = NULL;
+    err[0] = '\0';
+    for (int i = 1; i < argc; ++i) {
+        const char *arg = argv[i], *value = NULL;
+        int k = -1;
+        const size_t nopts = sizeof opt_table / sizeof opt_table[0];
+        if (arg[0] == '-' && arg[1] == '-' && arg[2] != '\0') {
+            const char *eq = strchr(arg + 2, '=');
+            size_t len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+            for (size_t j = 0; j < nopts; ++j)
+                if (strlen(opt_table[j].name) == len && strncmp(opt_table[j].name, arg + 2, len) == 0) k = (int)j;
+            if (k < 0) {
+                fail(err, errlen, "unknown option '%.*s' (see --help)", (int)(len + 2), arg);
+                return DR_PARSE_ERROR;
+            }
+            if (eq) {
+                if (!opt_table[k].takes_arg) {
+                    fail(err, errlen, "option '--%s' takes no value", opt_table[k].name);
+                    return DR_PARSE_ERROR;
+                }
+                value = eq + 1;
+            }
+        } else if (arg[0] == '-' && arg[1] != '\0' && arg[1] != '-') {
+            for (size_t j = 0; j < nopts; ++j)
+                if (opt_table[j].short_name == arg[1]) k = (int)j;
+            if (k < 0) {
+                fail(err, errlen, "unknown option '-%c' (see --help)", arg[1]);
+                return DR_PARSE_ERROR;
+            }
+            if (arg[2] != '\0') {
+                if (!opt_table[k].takes_arg) {
+                    fail(err, errlen, "unknown option '%s' (see --help)", arg);
+                    return DR_PARSE_ERROR;
+                }
+                value = arg + 2;
+            }
+        } else {
+            fail(err, errlen, "unexpected argument '%s' (options start with - or --; see --help)", arg);
+            return DR_PARSE_ERROR;
+        }
+        if (opt_table[k].takes_arg && !value) {
+            if (i + 1 >= argc) {
+                fail(err, errlen, "option '--%s' needs a value (see --help)", opt_table[k].name);
+                return DR_PARSE_ERROR;
+            }
+            value = argv[++i];
+        }
+        if (opt_table[k].id == OPT_HELP) return DR_PARSE_HELP;
+        if (opt_table[k].id == OPT_VERSION) return DR_PARSE_VERSION;
+        if (apply(opt_table[k].id, opt_table[k].name, value, o, &const_text, err, errlen) != 0) return DR_PARSE_ERROR;
+    }
+    /* Checks that need the whole command line. */
+    if (!dr_op_valid(o->dtype, o->op)) {
+        fail(err, errlen, "--op %s is not defined for --type %s (band, bor, bxor take int32, int64, uint32, uint64)",
+             dr_op_name(o->op), dr_dtype_name(o->dtype));
+        return DR_PARSE_ERROR;
+    }
+    o->gen.dtype = o->dtype;
+    o->gen.op = o->op;
+    if (o->gen.pattern == DR_DATA_CONST && dr_parse_const(const_text, o->dtype, &o->gen.const_bits, err, errlen) != 0)
+        return DR_PARSE_ERROR;
+    return DR_PARSE_OK;
+}
+
+void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
+{
+    static const char *const patterns[] = {"random", "iota", "ones", "const"};
+    static const char *const devices[] = {"auto", "gpu", "cpu"};
+    snprintf(buf, len,
+             "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64
+             " kernel=%s block=%d iters=%d warmup=%d verify=%d device=%s misalign=%d scaling=%s combine=%s staging=%d"
+             " allreduce=%d ranks_per_node=%d",
+             o->n, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
+             patterns[o->gen.pattern], o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
+             o->warmup, o->verify, devices[o->device], o->misalign, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
+             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node);
+}

@@ -1,0 +1,69 @@
+/* Command-line options: parsing and validation into dr_options_t. Pure functions of argv (no MPI, no CUDA), so they
+ * run before MPI_Init, on every rank alike, and can be fuzzed. */
+#ifndef DREDUCE_OPTIONS_H
+#define DREDUCE_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dreduce/datagen.h"
+#include "dreduce/types.h"
+
+#define DR_VERSION "0.1.0"
+
+typedef enum { DR_DEVICE_AUTO = 0, DR_DEVICE_GPU, DR_DEVICE_CPU } dr_device_choice_t;
+typedef enum { DR_FORMAT_TABLE = 0, DR_FORMAT_JSON, DR_FORMAT_CSV } dr_format_t;
+typedef enum { DR_SCALING_STRONG = 0, DR_SCALING_WEAK } dr_scaling_t;
+typedef enum { DR_COMBINE_HIER = 0, DR_COMBINE_FLAT } dr_combine_mode_t;
+typedef enum { DR_STAGING_AUTO = 0, DR_STAGING_DEVICE, DR_STAGING_HOST } dr_staging_t;
+typedef enum { DR_BINDOPT_AUTO = 0, DR_BINDOPT_NONE } dr_bind_choice_t;
+
+typedef struct {
+    uint64_t n;             /* elements: in total (strong) or per rank (weak) */
+    dr_dtype_t dtype;
+    dr_op_t op;
+    dr_acc_mode_t acc_mode;
+    dr_kernel_t kernel;
+    int block;              /* threads per block */
+    int iters;              /* timed repetitions */
+    int warmup;             /* untimed repetitions before them */
+    dr_gen_t gen;           /* data pattern, seed, constant */
+    int verify;             /* check against the host reference */
+    dr_device_choice_t device;
+    int threads;            /* CPU backend threads; 0 = one per core we may run on */
+    int misalign;           /* start the input this many elements past an aligned address (tests heads) */
+    dr_format_t format;
+    char output[1024];      /* report file, "" = stdout */
+    dr_scaling_t scaling;
+    dr_combine_mode_t combine;
+    dr_staging_t staging;
+    int allreduce;          /* every rank gets the result */
+    int ranks_per_node;     /* > 0: emulate nodes of this many ranks */
+    dr_bind_choice_t bind;
+    int share_gpus;         /* allow more ranks than GPUs on a node */
+} dr_options_t;
+
+typedef enum { DR_PARSE_OK = 0, DR_PARSE_HELP, DR_PARSE_VERSION, DR_PARSE_ERROR } dr_parse_result_t;
+
+/* Defaults for every option. */
+void dr_options_default(dr_options_t *o);
+
+/* Parse argv[1..argc) into *o (which must hold defaults). On DR_PARSE_ERROR, err gets one line naming the bad value
+ * and what is allowed. Does not print. */
+dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char *err, size_t errlen);
+
+/* Parse a count: digits with an optional suffix K M G T (powers of 1000) or Ki Mi Gi Ti (powers of 1024).
+ * Returns 0, or -1 with a message in err for garbage, a sign, or a value past 2^64 - 1. */
+int dr_parse_count(const char *s, uint64_t *out, char *err, size_t errlen);
+
+/* Parse the constant of --data const:V for dtype into its bit pattern. Returns 0, or -1 with a message for
+ * garbage or a value the type cannot hold. */
+int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_t errlen);
+
+/* A canonical one-line text of every option that must agree across ranks (used for the agreement hash and JSON). */
+void dr_options_canonical(const dr_options_t *o, char *buf, size_t len);
+
+/* The --help text. */
+const char *dr_options_usage(void);
+
+#endif

@@ -1,0 +1,53 @@
+/* The host reference a result is checked against: computed straight from the data generator (no stored array) on
+ * host threads, exactly for integers and min/max, in double-double for float sums and products. References of
+ * shards merge, so each rank computes its own and rank 0 merges them.
+ *
+ * The check (dr_reference_check) and its bound:
+ *   integers, min, max, bitwise: the result must equal the reference bit for bit (NaN matches any NaN);
+ *   float sum:  |result - ref| <= gamma(d) * sum|x| + u * |ref|,   gamma(d) = d*u / (1 - d*u),
+ *               u the accumulator's unit roundoff, d the most roundings along any path of the reduction tree
+ *               (reported by the backend plus the combine); the classic bound for recursive summation over a tree;
+ *   float prod: |result - ref| <= gamma(n) * |ref| (every one of the n-1 roundings compounds, whatever the order).
+ *   Infinities and NaN must match the IEEE outcome (inf - inf and 0 * inf give NaN). */
+#ifndef DREDUCE_REFERENCE_H
+#define DREDUCE_REFERENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dreduce/datagen.h"
+#include "dreduce/types.h"
+
+typedef struct {
+    dr_acc_kind_t acc;
+    dr_op_t op;
+    uint64_t count;
+    dr_value_t exact;   /* integer kinds and float min/max: the expected accumulator value */
+    double hi, lo;      /* float sum/prod: the expected value as a double-double (finite elements only) */
+    double abs_sum;     /* float sum: sum of |x| over finite elements */
+    uint64_t nan, pos_inf, neg_inf, zero, negative; /* float sum/prod: special elements seen */
+} dr_reference_t;
+
+/* The reference over elements first..first+n-1 of g's array, reducing into accumulator kind acc. */
+void dr_reference_compute(const dr_gen_t *g, dr_acc_kind_t acc, uint64_t first, uint64_t n, int nthreads,
+                          dr_reference_t *out);
+
+/* Merge the reference of another shard into *into. */
+void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from);
+
+typedef struct {
+    int pass;
+    int exact;          /* 1: compared bit for bit; 0: against a float bound */
+    double expected;    /* the reference as a double (for reports) */
+    double error;       /* |result - reference| (float checks) */
+    double bound;       /* the allowed error (float checks) */
+    char detail[256];   /* one line: what was compared and how it came out */
+} dr_check_t;
+
+/* Check result (accumulator kind ref->acc) against ref, for a reduction whose longest rounding path is `depth`. */
+void dr_reference_check(const dr_reference_t *ref, const dr_value_t *result, uint64_t depth, dr_check_t *out);
+
+/* Format an accumulator value for humans and JSON ("12345", "-0.5", "nan", "inf"). */
+void dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t len);
+
+#endif

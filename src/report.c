@@ -1,0 +1,360 @@
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timing.h"
+
+static const char *const level_names[DR_LEVEL_COUNT] = {
+    [DR_LEVEL_LOCAL] = "local", [DR_LEVEL_STAGE] = "stage", [DR_LEVEL_NODE] = "node",
+    [DR_LEVEL_GLOBAL] = "global", [DR_LEVEL_BCAST] = "bcast", [DR_LEVEL_TOTAL] = "total",
+};
+
+const char *dr_level_name(dr_level_t l) { return l < DR_LEVEL_COUNT ? level_names[l] : "?"; }
+
+/* A row of the per-node table: one level (or kernel pass, or generate) over one node's ranks. */
+typedef struct {
+    char name[24];
+    int ranks;                   /* ranks that took part */
+    double min, median, max;
+    int slowest_rank;
+    double gbs;                  /* local level: the node's bytes over its slowest rank's time; else NaN */
+} level_stats_t;
+
+/* Which value of a record a row is about: a level, kernel pass p (level = -1 - p), or generate (level = -100). */
+static double record_value(const dr_rank_record_t *rec, int which)
+{
+    if (which == -100) return rec->generate_ms;
+    if (which < 0) return -1 - which < rec->passes ? rec->pass_ms[-1 - which] : NAN;
+    return rec->level_ms[which];
+}
+
+static void stats_for(const dr_report_t *r, int node, int which, level_stats_t *s)
+{
+    double *v = calloc((size_t)r->nranks, sizeof *v);
+    int m = 0;
+    s->ranks = 0;
+    s->min = s->median = s->max = s->gbs = NAN;
+    s->slowest_rank = -1;
+    if (!v) return;
+    uint64_t bytes = 0;
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        if (node >= 0 && rec->node != node) continue;
+        bytes += rec->count * dr_dtype_size(r->opt->dtype);
+        double x = record_value(rec, which);
+        if (isnan(x)) continue;
+        v[m++] = x;
+        if (isnan(s->max) || x > s->max) {
+            s->max = x;
+            s->slowest_rank = rec->rank;
+        }
+        if (isnan(s->min) || x < s->min) s->min = x;
+    }
+    s->ranks = m;
+    s->median = dr_median(v, m);
+    if (which == DR_LEVEL_LOCAL && m > 0 && s->max > 0) s->gbs = (double)bytes / (s->max * 1e6);
+    free(v);
+}
+
+/* The rows of a node's table, in pipeline order; returns how many. */
+static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int max_rows)
+{
+    int n = 0, max_passes = 0;
+    for (int i = 0; i < r->nranks; ++i)
+        if (r->ranks[i].passes > max_passes) max_passes = r->ranks[i].passes;
+    int order[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1], k = 0;
+    order[k++] = -100;
+    order[k++] = DR_LEVEL_LOCAL;
+    for (int p = 0; p < max_passes && max_passes > 1; ++p) order[k++] = -1 - p;
+    for (int l = DR_LEVEL_STAGE; l < DR_LEVEL_COUNT; ++l) order[k++] = l;
+    for (int j = 0; j < k && n < max_rows; ++j) {
+        level_stats_t *s = &rows[n];
+        stats_for(r, node, order[j], s);
+        if (s->ranks == 0) continue;
+        if (order[j] == -100) snprintf(s->name, sizeof s->name, "generate");
+        else if (order[j] < 0) snprintf(s->name, sizeof s->name, "  pass %d", -order[j]);
+        else snprintf(s->name, sizeof s->name, "%s", dr_level_name((dr_level_t)order[j]));
+        ++n;
+    }
+    return n;
+}
+
+static const char *data_name(const dr_options_t *o)
+{
+    static const char *const names[] = {"random", "iota", "ones", "const"};
+    return names[o->gen.pattern];
+}
+
+static const char *node_name_of(const dr_report_t *r, int node)
+{
+    for (int i = 0; i < r->nranks; ++i)
+        if (r->ranks[i].node == node) return r->ranks[i].node_name;
+    return "?";
+}
+
+static double total_ms(const dr_report_t *r) { return r->ranks[0].level_ms[DR_LEVEL_TOTAL]; }
+
+static double aggregate_gbs(const dr_report_t *r)
+{
+    double t = total_ms(r);
+    return t > 0 ? (double)r->n_total * (double)dr_dtype_size(r->opt->dtype) / (t * 1e6) : NAN;
+}
+
+static void format_ms(char *buf, size_t len, double ms)
+{
+    if (isnan(ms)) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%.4f", ms);
+}
+
+static void write_table(const dr_report_t *r, FILE *f)
+{
+    const dr_options_t *o = r->opt;
+    char result[64];
+    dr_value_format(r->acc, &r->result, result, sizeof result);
+    fprintf(f, "dreduce %s: %s of %s accumulating in %s, n = %" PRIu64 " (%s scaling), %d rank%s on %d node%s%s\n",
+            DR_VERSION, dr_op_name(o->op), dr_dtype_name(o->dtype), dr_acc_kind_name(r->acc), r->n_total,
+            o->scaling == DR_SCALING_WEAK ? "weak" : "strong", r->nranks, r->nranks == 1 ? "" : "s", r->nnodes,
+            r->nnodes == 1 ? "" : "s", r->emulated ? " (emulated)" : "");
+    fprintf(f, "kernel %s, block %d, %d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n",
+            dr_kernel_name(o->kernel), o->block, o->iters, o->warmup, data_name(o), o->gen.seed);
+    int gpus = 0;
+    for (int i = 0; i < r->nranks; ++i) gpus += r->ranks[i].is_gpu;
+    fprintf(f, "backend: %s%s%s | combine: %s, %s | MPI: %s\n",
+            gpus == r->nranks ? "gpu" : gpus == 0 ? "cpu" : "mixed gpu/cpu", gpus ? " " : "",
+            gpus ? r->ranks[0].device_name : "", o->combine == DR_COMBINE_FLAT ? "flat" : "hierarchical",
+            r->path_text, r->mpi_library);
+    fprintf(f, "\n%-24s %-10s %5s %11s %11s %11s %8s %10s\n", "node", "level", "ranks", "min ms", "median ms",
+            "max ms", "slowest", "GB/s");
+    level_stats_t rows[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1];
+    for (int node = 0; node < r->nnodes; ++node) {
+        int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
+        for (int j = 0; j < n; ++j) {
+            char mn[24], md[24], mx[24], gbs[24] = "";
+            format_ms(mn, sizeof mn, rows[j].min);
+            format_ms(md, sizeof md, rows[j].median);
+            format_ms(mx, sizeof mx, rows[j].max);
+            if (!isnan(rows[j].gbs)) snprintf(gbs, sizeof gbs, "%.1f", rows[j].gbs);
+            fprintf(f, "%-24.24s %-10s %5d %11s %11s %11s %8d %10s\n", j == 0 ? node_name_of(r, node) : "",
+                    rows[j].name, rows[j].ranks, mn, md, mx, rows[j].slowest_rank, gbs);
+        }
+    }
+    if (r->nnodes > 1) {
+        fprintf(f, "\nstragglers (slowest rank of each level, all nodes):\n");
+        for (int l = 0; l < DR_LEVEL_COUNT; ++l) {
+            level_stats_t s;
+            stats_for(r, -1, l, &s);
+            if (s.ranks == 0) continue;
+            fprintf(f, "  %-8s rank %d on %s: %.4f ms (median over ranks %.4f ms)\n", dr_level_name((dr_level_t)l),
+                    s.slowest_rank, r->ranks[s.slowest_rank].node_name, s.max, s.median);
+        }
+    }
+    fprintf(f, "\nresult: %s (%s)\n", result, dr_acc_kind_name(r->acc));
+    if (o->verify) fprintf(f, "verification: %s: %s\n", r->check.pass ? "passed" : "FAILED", r->check.detail);
+    else fprintf(f, "verification: off\n");
+    if (!r->deterministic) fprintf(f, "determinism: FAILED: repetitions gave different results\n");
+    fprintf(f, "total: %.4f ms per repetition (median), %.1f GB/s aggregate over %" PRIu64 " elements x %zu B\n",
+            total_ms(r), aggregate_gbs(r), r->n_total, dr_dtype_size(o->dtype));
+}
+
+void dr_report_binding_table(const dr_report_t *r, FILE *f)
+{
+    fprintf(f, "%-5s %-20s %5s %4s %-22s %-13s %4s %-16s %-16s\n", "rank", "host", "local", "gpu", "device",
+            "pci bus id", "numa", "gpu cpuset", "affinity");
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        const dr_binding_t *b = &rec->binding;
+        char gpu[16] = "-", numa[16] = "-";
+        if (rec->is_gpu) snprintf(gpu, sizeof gpu, "%d", b->gpu_index);
+        if (b->numa_node >= 0) snprintf(numa, sizeof numa, "%d", b->numa_node);
+        fprintf(f, "%-5d %-20.20s %5d %4s %-22.22s %-13s %4s %-16s %-16s\n", rec->rank, rec->host, rec->local_rank,
+                gpu, rec->is_gpu ? rec->device_name : "cpu backend", b->pci_bus_id[0] ? b->pci_bus_id : "-", numa,
+                b->gpu_cpuset[0] ? b->gpu_cpuset : "-", b->affinity[0] ? b->affinity : "-");
+    }
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        if (rec->shared_gpu)
+            fprintf(f, "warning: rank %d shares GPU %s with another rank on %s\n", rec->rank,
+                    rec->binding.pci_bus_id, rec->host);
+        if (rec->binding.affinity_outside_gpu)
+            fprintf(f, "warning: rank %d runs on CPUs %s, outside its GPU's locality %s\n", rec->rank,
+                    rec->binding.affinity, rec->binding.gpu_cpuset);
+        if (rec->binding.note[0]) fprintf(f, "note: rank %d: %s\n", rec->rank, rec->binding.note);
+    }
+    fprintf(f, "\n");
+}
+
+/* ---- JSON ---- */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double x)
+{
+    if (isnan(x) || isinf(x)) fprintf(f, "null");
+    else fprintf(f, "%.9g", x);
+}
+
+static void json_levels(FILE *f, const dr_report_t *r, int node)
+{
+    level_stats_t rows[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1];
+    int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
+    fprintf(f, "[");
+    for (int j = 0; j < n; ++j) {
+        const char *name = rows[j].name;
+        while (*name == ' ') ++name;
+        fprintf(f, "%s{\"level\": ", j ? ", " : "");
+        json_string(f, name);
+        fprintf(f, ", \"ranks\": %d, \"min_ms\": ", rows[j].ranks);
+        json_number(f, rows[j].min);
+        fprintf(f, ", \"median_ms\": ");
+        json_number(f, rows[j].median);
+        fprintf(f, ", \"max_ms\": ");
+        json_number(f, rows[j].max);
+        fprintf(f, ", \"slowest_rank\": %d, \"gbs\": ", rows[j].slowest_rank);
+        json_number(f, rows[j].gbs);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]");
+}
+
+static void write_json(const dr_report_t *r, FILE *f)
+{
+    const dr_options_t *o = r->opt;
+    char result[64];
+    dr_value_format(r->acc, &r->result, result, sizeof result);
+    fprintf(f, "{\n  \"schema\": \"dreduce-report\", \"schema_version\": %d, \"version\": \"%s\",\n",
+            DR_REPORT_SCHEMA_VERSION, DR_VERSION);
+    fprintf(f, "  \"config\": {\"n\": %" PRIu64 ", \"n_total\": %" PRIu64 ", \"type\": \"%s\", \"op\": \"%s\", "
+               "\"acc\": \"%s\", \"acc_type\": \"%s\", \"kernel\": \"%s\", \"block\": %d, \"data\": \"%s\", "
+               "\"seed\": %" PRIu64 ", \"iters\": %d, \"warmup\": %d, \"scaling\": \"%s\", \"combine\": \"%s\", "
+               "\"allreduce\": %s, \"ranks\": %d, \"nodes\": %d, \"emulated_nodes\": %s},\n",
+            o->n, r->n_total, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
+            dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel), o->block, data_name(o), o->gen.seed, o->iters,
+            o->warmup, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
+            o->combine == DR_COMBINE_FLAT ? "flat" : "hier", o->allreduce ? "true" : "false", r->nranks, r->nnodes,
+            r->emulated ? "true" : "false");
+    fprintf(f, "  \"combine_path\": ");
+    json_string(f, r->path_text);
+    fprintf(f, ", \"mpi_library\": ");
+    json_string(f, r->mpi_library);
+    fprintf(f, ",\n  \"result\": {\"value\": ");
+    json_string(f, result);
+    fprintf(f, ", \"type\": \"%s\"},\n", dr_acc_kind_name(r->acc));
+    fprintf(f, "  \"verification\": {\"enabled\": %s", o->verify ? "true" : "false");
+    if (o->verify) {
+        fprintf(f, ", \"pass\": %s, \"exact\": %s, \"expected\": ", r->check.pass ? "true" : "false",
+                r->check.exact ? "true" : "false");
+        json_number(f, r->check.expected);
+        fprintf(f, ", \"error\": ");
+        json_number(f, r->check.error);
+        fprintf(f, ", \"bound\": ");
+        json_number(f, r->check.bound);
+        fprintf(f, ", \"detail\": ");
+        json_string(f, r->check.detail);
+    }
+    fprintf(f, ", \"deterministic\": %s},\n", r->deterministic ? "true" : "false");
+    fprintf(f, "  \"total_ms\": ");
+    json_number(f, total_ms(r));
+    fprintf(f, ", \"aggregate_gbs\": ");
+    json_number(f, aggregate_gbs(r));
+    fprintf(f, ",\n  \"nodes\": [\n");
+    for (int node = 0; node < r->nnodes; ++node) {
+        fprintf(f, "    {\"node\": %d, \"name\": ", node);
+        json_string(f, node_name_of(r, node));
+        fprintf(f, ", \"levels\": ");
+        json_levels(f, r, node);
+        fprintf(f, "}%s\n", node + 1 < r->nnodes ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"ranks\": [\n");
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        const dr_binding_t *b = &rec->binding;
+        fprintf(f, "    {\"rank\": %d, \"node\": %d, \"host\": ", rec->rank, rec->node);
+        json_string(f, rec->host);
+        fprintf(f, ", \"local_rank\": %d, \"backend\": \"%s\", \"device\": ", rec->local_rank,
+                rec->is_gpu ? "gpu" : "cpu");
+        json_string(f, rec->is_gpu ? rec->device_name : "cpu");
+        fprintf(f, ", \"gpu\": %d, \"pci_bus_id\": ", rec->is_gpu ? b->gpu_index : -1);
+        json_string(f, b->pci_bus_id);
+        fprintf(f, ", \"numa_node\": %d, \"gpu_cpuset\": ", b->numa_node);
+        json_string(f, b->gpu_cpuset);
+        fprintf(f, ", \"affinity\": ");
+        json_string(f, b->affinity);
+        fprintf(f, ", \"bound_cpu\": %s, \"bound_mem\": %s, \"shared_gpu\": %s, \"affinity_outside_gpu\": %s, "
+                   "\"binding_note\": ",
+                b->bound_cpu ? "true" : "false", b->bound_mem ? "true" : "false", rec->shared_gpu ? "true" : "false",
+                b->affinity_outside_gpu ? "true" : "false");
+        json_string(f, b->note);
+        fprintf(f, ",\n     \"first\": %" PRIu64 ", \"count\": %" PRIu64 ", \"generate_ms\": ", rec->first,
+                rec->count);
+        json_number(f, rec->generate_ms);
+        fprintf(f, ", \"pass_ms\": [");
+        for (int p = 0; p < rec->passes; ++p) {
+            fprintf(f, "%s", p ? ", " : "");
+            json_number(f, rec->pass_ms[p]);
+        }
+        fprintf(f, "], \"levels_ms\": {");
+        for (int l = 0; l < DR_LEVEL_COUNT; ++l) {
+            fprintf(f, "%s\"%s\": ", l ? ", " : "", dr_level_name((dr_level_t)l));
+            json_number(f, rec->level_ms[l]);
+        }
+        fprintf(f, "}}%s\n", i + 1 < r->nranks ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+}
+
+/* ---- CSV: one row per node and level ---- */
+static void write_csv(const dr_report_t *r, FILE *f, int header)
+{
+    const dr_options_t *o = r->opt;
+    char result[64];
+    dr_value_format(r->acc, &r->result, result, sizeof result);
+    if (header)
+        fprintf(f, "schema_version,node,node_name,emulated,level,ranks,min_ms,median_ms,max_ms,slowest_rank,gbs,"
+                   "n_total,type,op,acc_type,kernel,block,nranks,nnodes,scaling,combine,path,total_ms,aggregate_gbs,"
+                   "result,verified\n");
+    level_stats_t rows[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1];
+    for (int node = 0; node < r->nnodes; ++node) {
+        int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
+        for (int j = 0; j < n; ++j) {
+            const char *name = rows[j].name;
+            while (*name == ' ') ++name;
+            fprintf(f, "%d,%d,%s,%d,%s,%d,%.6f,%.6f,%.6f,%d,%.3f,%" PRIu64 ",%s,%s,%s,%s,%d,%d,%d,%s,%s,\"%s\",%.6f,%.3f,"
+                       "%s,%s\n",
+                    DR_REPORT_SCHEMA_VERSION, node, node_name_of(r, node), r->emulated, name, rows[j].ranks,
+                    rows[j].min, rows[j].median, rows[j].max, rows[j].slowest_rank, rows[j].gbs, r->n_total,
+                    dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel),
+                    o->block, r->nranks, r->nnodes, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
+                    o->combine == DR_COMBINE_FLAT ? "flat" : "hier", r->path_text, total_ms(r), aggregate_gbs(r),
+                    result, !o->verify ? "off" : r->check.pass ? "pass" : "fail");
+        }
+    }
+}
+
+int dr_report_write(const dr_report_t *r, FILE *f)
+{
+    switch (r->opt->format) {
+    case DR_FORMAT_JSON: write_json(r, f); break;
+    case DR_FORMAT_CSV: {
+        long pos = ftell(f); /* appending to an existing CSV file: no second header */
+        write_csv(r, f, pos <= 0);
+        break;
+    }
+    default:
+        dr_report_binding_table(r, f);
+        write_table(r, f);
+        break;
+    }
+    return ferror(f) ? -1 : 0;
+}

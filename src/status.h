@@ -1,0 +1,30 @@
+/* Status codes and the check macros every host file uses. A failed check prints one line naming the call, the
+ * error, the host and the source position, and returns a status up the stack; only main() turns a status into the
+ * process's exit code (STYLE.md, after nccl-tests). */
+#ifndef DREDUCE_STATUS_H
+#define DREDUCE_STATUS_H
+
+#include <stdio.h>
+
+typedef enum {
+    DR_OK = 0,
+    DR_ERR_USAGE = 2,   /* bad option or value: nothing ran */
+    DR_ERR_RUNTIME = 3, /* CUDA, MPI, allocation or system failure */
+    DR_ERR_VERIFY = 4,  /* the result did not match the reference */
+    DR_SKIP = 77        /* cannot run here (no GPU): the CTest skip code */
+} dr_status_t;
+
+/* Print "dreduce: error: <message>" (prefixed by the rank when known) on stderr. */
+void dr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Same, "warning:". */
+void dr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Set the rank prefix used by dr_error/dr_warn (-1: none) and this host's name. */
+void dr_log_set_rank(int rank, int nranks, const char *host);
+
+#define DR_CHECK(expr)                                                                                         \
+    do {                                                                                                       \
+        dr_status_t dr_check_status_ = (expr);                                                                 \
+        if (dr_check_status_ != DR_OK) return dr_check_status_;                                                \
+    } while (0)
+
+#endif

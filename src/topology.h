@@ -1,0 +1,28 @@
+/* Where each rank sits: its host, its node (real, or emulated with --ranks-per-node), and the communicators of the
+ * two combine levels: `node` (the ranks of one node) and `leaders` (local rank 0 of every node). */
+#ifndef DREDUCE_TOPOLOGY_H
+#define DREDUCE_TOPOLOGY_H
+
+#include <mpi.h>
+
+#include "status.h"
+
+typedef struct {
+    int rank, nranks;
+    int local_rank, local_size; /* within the node */
+    int node, nnodes;           /* node index, in order of the nodes' first ranks */
+    int emulated;               /* nodes are groups of --ranks-per-node ranks of one host */
+    char host[64];              /* MPI_Get_processor_name */
+    char node_name[80];         /* host, or "host/node<i>" when emulated */
+    MPI_Comm node_comm;         /* ranks of this node */
+    MPI_Comm leaders_comm;      /* node leaders; MPI_COMM_NULL on other ranks */
+    MPI_Comm host_comm;         /* every rank of this host (the same as node_comm unless emulated) */
+    int host_local_rank, host_local_size; /* within the whole host (for GPU choice) */
+} dr_topology_t;
+
+/* Build the topology from MPI_COMM_WORLD; ranks_per_node > 0 splits each host into emulated nodes of that many. */
+dr_status_t dr_topology_init(dr_topology_t *t, int ranks_per_node);
+
+void dr_topology_free(dr_topology_t *t);
+
+#endif

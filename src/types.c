@@ -1,0 +1,112 @@
+/* Name tables for the vocabulary in include/dreduce/types.h. */
+#include "dreduce/types.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    size_t size;
+    int significand_bits;
+} dtype_table[DR_DTYPE_COUNT] = {
+    [DR_INT32] = {"int32", 4, 0},     [DR_INT64] = {"int64", 8, 0},       [DR_UINT32] = {"uint32", 4, 0},
+    [DR_UINT64] = {"uint64", 8, 0},   [DR_FLOAT32] = {"float32", 4, 24},  [DR_FLOAT64] = {"float64", 8, 53},
+    [DR_FLOAT16] = {"float16", 2, 11}, [DR_BFLOAT16] = {"bfloat16", 2, 8},
+};
+
+static const char *const op_table[DR_OP_COUNT] = {
+    [DR_SUM] = "sum", [DR_MIN] = "min", [DR_MAX] = "max", [DR_PROD] = "prod",
+    [DR_BAND] = "band", [DR_BOR] = "bor", [DR_BXOR] = "bxor",
+};
+
+static const char *const acc_mode_table[DR_ACC_MODE_COUNT] = {[DR_ACC_WIDE] = "wide", [DR_ACC_NATIVE] = "native"};
+
+static const char *const kernel_table[DR_KERNEL_COUNT] = {
+    [DR_KERNEL_NEIGHBORED] = "neighbored", [DR_KERNEL_INTERLEAVED] = "interleaved", [DR_KERNEL_SMEM] = "smem",
+    [DR_KERNEL_SMEM2] = "smem2",           [DR_KERNEL_UNROLL] = "unroll",           [DR_KERNEL_SHUFFLE] = "shuffle",
+    [DR_KERNEL_MULTIPASS] = "multipass",
+};
+
+static const struct {
+    const char *name;
+    size_t size;
+    int is_float;
+} acc_table[DR_ACC_KIND_COUNT] = {
+    [DR_ACC_I32] = {"int32", 4, 0},   [DR_ACC_U32] = {"uint32", 4, 0},   [DR_ACC_I64] = {"int64", 8, 0},
+    [DR_ACC_U64] = {"uint64", 8, 0},  [DR_ACC_F32] = {"float32", 4, 1}, [DR_ACC_F64] = {"float64", 8, 1},
+};
+
+size_t dr_dtype_size(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_table[t].size : 0; }
+const char *dr_dtype_name(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_table[t].name : "?"; }
+int dr_dtype_is_float(dr_dtype_t t) { return t < DR_DTYPE_COUNT && dtype_table[t].significand_bits > 0; }
+int dr_dtype_significand_bits(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_table[t].significand_bits : 0; }
+const char *dr_op_name(dr_op_t op) { return op < DR_OP_COUNT ? op_table[op] : "?"; }
+const char *dr_acc_mode_name(dr_acc_mode_t m) { return m < DR_ACC_MODE_COUNT ? acc_mode_table[m] : "?"; }
+const char *dr_kernel_name(dr_kernel_t k) { return k < DR_KERNEL_COUNT ? kernel_table[k] : "?"; }
+const char *dr_acc_kind_name(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT ? acc_table[k].name : "?"; }
+size_t dr_acc_kind_size(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT ? acc_table[k].size : 0; }
+int dr_acc_kind_is_float(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT && acc_table[k].is_float; }
+
+static int find_name(const char *s, const char *const *names, size_t stride, int count)
+{
+    for (int i = 0; i < count; ++i) {
+        const char *name = *(const char *const *)((const char *)names + (size_t)i * stride);
+        if (strcmp(s, name) == 0) return i;
+    }
+    return -1;
+}
+
+int dr_dtype_parse(const char *s, dr_dtype_t *out)
+{
+    int i = find_name(s, &dtype_table[0].name, sizeof dtype_table[0], DR_DTYPE_COUNT);
+    if (i < 0) return -1;
+    *out = (dr_dtype_t)i;
+    return 0;
+}
+
+int dr_op_parse(const char *s, dr_op_t *out)
+{
+    int i = find_name(s, op_table, sizeof op_table[0], DR_OP_COUNT);
+    if (i < 0) return -1;
+    *out = (dr_op_t)i;
+    return 0;
+}
+
+int dr_acc_mode_parse(const char *s, dr_acc_mode_t *out)
+{
+    int i = find_name(s, acc_mode_table, sizeof acc_mode_table[0], DR_ACC_MODE_COUNT);
+    if (i < 0) return -1;
+    *out = (dr_acc_mode_t)i;
+    return 0;
+}
+
+int dr_kernel_parse(const char *s, dr_kernel_t *out)
+{
+    int i = find_name(s, kernel_table, sizeof kernel_table[0], DR_KERNEL_COUNT);
+    if (i < 0) return -1;
+    *out = (dr_kernel_t)i;
+    return 0;
+}
+
+const char *dr_dtype_names(void) { return "int32, int64, uint32, uint64, float32, float64, float16, bfloat16"; }
+const char *dr_op_names(void) { return "sum, min, max, prod, band, bor, bxor"; }
+const char *dr_kernel_names(void) { return "neighbored, interleaved, smem, smem2, unroll, shuffle, multipass"; }
+
+int dr_op_valid(dr_dtype_t t, dr_op_t op)
+{
+    if (t >= DR_DTYPE_COUNT || op >= DR_OP_COUNT) return 0;
+    return !(dr_dtype_is_float(t) && (op == DR_BAND || op == DR_BOR || op == DR_BXOR));
+}
+
+dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode)
+{
+    const int widen = op == DR_SUM || op == DR_PROD;
+    switch (t) {
+    case DR_INT32: return widen ? DR_ACC_I64 : DR_ACC_I32;
+    case DR_UINT32: return widen ? DR_ACC_U64 : DR_ACC_U32;
+    case DR_INT64: return DR_ACC_I64;
+    case DR_UINT64: return DR_ACC_U64;
+    case DR_FLOAT64: return DR_ACC_F64;
+    default: /* float32 and the 16-bit floats; min/max are exact in float32 */
+        return widen && mode == DR_ACC_WIDE ? DR_ACC_F64 : DR_ACC_F32;
+    }
+}
