@@ -194,7 +194,8 @@ static int env_world_rank(void)
     return 0;
 }
 
-static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *parse_err, int ngpus)
+static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *parse_err, int ngpus, int env_local,
+                       const char *env_source)
 {
     dr_topology_t topo;
     int rank = 0, nranks = 1;
@@ -211,6 +212,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     DR_CHECK(check_options_agree(o, rank));
     DR_CHECK(dr_topology_init(&topo, o->ranks_per_node));
     dr_log_set_rank(rank, nranks, topo.host);
+    if (env_local >= 0 && env_local != topo.host_local_rank)
+        dr_warn("%s=%d but MPI places this rank %d on its host: using %d to choose the GPU", env_source, env_local,
+                topo.host_local_rank, topo.host_local_rank);
 
     /* Phase 2: the report file (rank 0), backend, binding, shard. */
     dr_status_t s = DR_OK;
@@ -390,7 +394,7 @@ int main(int argc, char **argv)
         return DR_ERR_RUNTIME;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    dr_status_t s = run(&opt, parsed, parse_err, ngpus);
+    dr_status_t s = run(&opt, parsed, parse_err, ngpus, env_local, source);
     MPI_Finalize();
     return (int)s;
 }

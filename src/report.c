@@ -118,10 +118,12 @@ static void write_table(const dr_report_t *r, FILE *f)
             DR_VERSION, dr_op_name(o->op), dr_dtype_name(o->dtype), dr_acc_kind_name(r->acc), r->n_total,
             o->scaling == DR_SCALING_WEAK ? "weak" : "strong", r->nranks, r->nranks == 1 ? "" : "s", r->nnodes,
             r->nnodes == 1 ? "" : "s", r->emulated ? " (emulated)" : "");
-    fprintf(f, "kernel %s, block %d, %d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n",
-            dr_kernel_name(o->kernel), o->block, o->iters, o->warmup, data_name(o), o->gen.seed);
     int gpus = 0;
     for (int i = 0; i < r->nranks; ++i) gpus += r->ranks[i].is_gpu;
+    if (gpus) fprintf(f, "kernel %s, block %d, ", dr_kernel_name(o->kernel), o->block);
+    else fprintf(f, "CPU backend, ");
+    fprintf(f, "%d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n", o->iters, o->warmup, data_name(o),
+            o->gen.seed);
     fprintf(f, "backend: %s%s%s | combine: %s, %s | MPI: %s\n",
             gpus == r->nranks ? "gpu" : gpus == 0 ? "cpu" : "mixed gpu/cpu", gpus ? " " : "",
             gpus ? r->ranks[0].device_name : "", o->combine == DR_COMBINE_FLAT ? "flat" : "hierarchical",
