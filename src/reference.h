@@ -8,7 +8,9 @@
  *               u the accumulator's unit roundoff, d the most roundings along any path of the reduction tree
  *               (reported by the backend plus the combine); the classic bound for recursive summation over a tree;
  *   float prod: |result - ref| <= gamma(n) * |ref| (every one of the n-1 roundings compounds, whatever the order).
- *   Infinities and NaN must match the IEEE outcome (inf - inf and 0 * inf give NaN). */
+ *   Infinities and NaN must match the IEEE outcome (inf - inf and 0 * inf give NaN); a reference past the
+ *   accumulator's largest finite value expects infinity; a product below its smallest normal value may come out as
+ *   anything of at most that magnitude with the right sign (or zero). */
 #ifndef DREDUCE_REFERENCE_H
 #define DREDUCE_REFERENCE_H
 

@@ -5,7 +5,8 @@
  *   random  integers: every bit pattern of the type (so 32-bit sums need their 64-bit accumulator);
  *           floats: x = 4u - 1 in [-1, 3) with u uniform on the type's significand grid, so every value is exact;
  *           for prod, values stay near 1 so long products neither vanish nor overflow: integers in {1, -1, 3, -3}
- *           (3 and -3 one time in 16; unsigned: {1, 3}), floats 1 + k * 2^-(p-1), k in [-8, 8), p significand bits.
+ *           (3 and -3 one time in 16; unsigned: {1, 3}), floats 1 + k * 2^-(p-1), k in {-2, -1, 1, 2}, p
+ *           significand bits (still, products of ~10^6 bfloat16 values leave float32's range: see reference.h).
  *   iota    the global index, modulo 2^p for floats (p significand bits, so every value is exact) and modulo 2^width
  *           for integers.
  *   ones    1.
@@ -68,7 +69,8 @@ DR_HD double dr_gen_float(const dr_gen_t *g, uint64_t index, int p)
     default: {
         uint64_t r = dr_gen_bits(g->seed, index);
         if (g->op == DR_PROD) {
-            int k = (int)(r >> 60) - 8; /* [-8, 8) */
+            int k = (int)(r >> 62) - 2; /* {-2, -1, 0, 1} -> {-2, -1, 1, 2}: no first-order drift of the product */
+            if (k >= 0) ++k;
             return 1.0 + (double)k * (1.0 / (double)(1ull << (p - 1)));
         }
         double u = (double)(r >> (64 - p)) * (1.0 / (double)(1ull << p)); /* [0, 1) on the p-bit grid */
