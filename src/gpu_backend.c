@@ -72,6 +72,7 @@ dr_status_t dr_gpu_prepare(dr_gpu_t *g, const dr_gen_t *gen, dr_kernel_t kernel,
     }
     DR_CHECK(device_alloc(&g->d_in_base, (size_t)n * esize + (size_t)misalign * esize, "input shard"));
     DR_CHECK(device_alloc(&g->d_work, g->plan.work_bytes, "kernel workspace"));
+    DR_CUDA_CHECK(cudaMemset(g->d_work, 0, g->plan.work_bytes ? g->plan.work_bytes : 1));
     DR_CHECK(device_alloc(&g->d_result, sizeof(dr_value_t), "partial result"));
     r->d_in = (char *)g->d_in_base + (size_t)misalign * esize;
     r->d_work = g->d_work;

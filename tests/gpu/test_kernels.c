@@ -61,6 +61,7 @@ static void ensure_work(bufs_t *b, size_t bytes)
     if (bytes <= b->work_bytes) return;
     if (b->d_work) CUDA_OR_DIE(cudaFree(b->d_work));
     CUDA_OR_DIE(cudaMalloc(&b->d_work, bytes));
+    CUDA_OR_DIE(cudaMemset(b->d_work, 0, bytes)); /* launch.h: zero before first use */
     b->work_bytes = bytes;
 }
 

@@ -1,0 +1,1453 @@
+/* dreduce-bench: single-GPU performance of dreduce's kernels against CUB and a device-to-device copy.
+ *
+ * Modes
+ *   (default)  the performance table: for each case (int32 sum, float32 sum with float64 accumulation (our
+ *              default), float32 sum with float32 accumulation (--acc native), float64 sum, int32/float32 min/max)
+ *              and each n, our `multipass` kernel (dr_gpu_plan + dr_gpu_reduce) against cub::DeviceReduce doing the
+ *              same work, next to the copy ceiling of the same bytes.
+ *   --levels   the tutorial comparison: each teaching level end to end (all of its passes) on 16M int32, plus
+ *              multipass, next to the numbers the tutorial claims for an RTX 3080.
+ *   --small    latency for small n: time per reduction in a batch of back-to-back reductions, launched from the
+ *              host and replayed as a CUDA graph.
+ *
+ * What is timed (default and --levels)
+ *   Every repetition ("rep") is bracketed by CUDA events on one stream, so a rep's time is GPU time: from the end of
+ *   the previous rep to the end of this one, all passes included (for ours: every kernel of the plan; for CUB:
+ *   its one or two kernels; for the copy: one cudaMemcpyAsync). To keep host launch overhead out of those
+ *   intervals, reps are enqueued in chunks of kChunk behind a "hold" kernel that spins until the host has enqueued
+ *   the whole chunk; the GPU then runs the chunk back to back. (If the hold ever times out the run says so and
+ *   the JSON records it: the intervals of that chunk may then include host gaps.)
+ *   Before the timed reps come `warmup` untimed reps (default 5). The reported time is the median of the timed
+ *   reps (default 200 reps for n <= 2^20, 50 above); min, max and mean are in the JSON.
+ *
+ * Rotation of inputs
+ *   When the input is at most 120 MiB, rep i reads buffer i mod k of k = ceil(240 MiB / bytes) buffers (capped at
+ *   the number of reps, since more could never be touched), each holding different data, so a rep does not simply
+ *   re-read what the previous one left in the 50-60 MB L2. For sizes whose buffers together fit in L2 the data is
+ *   L2-resident anyway (as it is right after the kernel that produced it); those sizes measure latency, not DRAM.
+ *   Larger inputs use one buffer (it does not fit in L2).
+ *
+ * Data and checking
+ *   Inputs are generated on the device by dr_gpu_generate (DR_DATA_RANDOM, a fresh seed per run, printed; --seed
+ *   repeats a run); buffer b holds elements [b*n, (b+1)*n) of the generator's array, so each has its own host
+ *   reference (dr_reference_compute). Every result, warm-up reps included, of ours and of CUB is copied back and
+ *   checked with dr_reference_check: ours with the plan's serial_depth, CUB with depth n (its tree is unknown to
+ *   us, so its float bound is loose: for float32 accumulation beyond 2^24 elements it only rejects NaN/inf; the
+ *   measured errors are in the JSON). A wrong result aborts the run (exit 1).
+ *
+ * Numbers
+ *   GB/s of a reduction = bytes read (n * element size) / time, 1 GB = 1e9 bytes.
+ *   copy GB/s           = (bytes read + bytes written) / time of cudaMemcpyAsync device-to-device of n * size
+ *                         bytes (same rotation); the "copy ceiling". If a second buffer of that size does not fit,
+ *                         half of the input is copied onto its other half instead (noted).
+ *   % copy              = (reduction GB/s) / (copy GB/s) * 100: a reduction reading at the rate the copy moves
+ *                         bytes in both directions is at 100%.
+ *   ratio               = CUB time / our time: >= 1 means we are faster.
+ *
+ * CUB does the same work as ours: int32 sum accumulates in int64 (Sum with an int64 output: CUB accumulates in the
+ * output's type), float32 sum with float64 accumulation is TransformReduce(float -> double, plus). Min/max compare
+ * with CUB's Min/Max on random data without NaN (CUB's float min/max NaN semantics differ from ours).
+ *
+ * --small: per n, 10 batches of 1000 back-to-back reductions (no hold kernel, so host launch cost counts), events
+ * around each batch; the median batch time / 1000 is the time per reduction. The same 1000 reductions captured in a
+ * CUDA graph and replayed give the graph figure. Kernel launches per reduction are counted from a captured graph
+ * of one reduction (for ours it should equal plan.passes; a difference is printed).
+ *
+ * Exit: 0 ok, 1 CUDA error or wrong result, 2 bad command line, 77 no GPU visible. */
+#include <stdint.h>
+#include <string.h>
+
+#include <cub/cub.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <time.h>
+#include <unistd.h>
+#include <vector>
+
+#include "launch.h"
+extern "C" {
+#include "parallel.h"
+#include "reference.h"
+}
+
+#define CK(call)                                                                                               \
+    do {                                                                                                       \
+        cudaError_t e_ = (call);                                                                               \
+        if (e_ != cudaSuccess) {                                                                               \
+            fprintf(stderr, "CUDA error: %s: %s (%s) at %s:%d\n", #call, cudaGetErrorString(e_),               \
+                    cudaGetErrorName(e_), __FILE__, __LINE__);                                                 \
+            exit(1);                                                                                           \
+        }                                                                                                      \
+    } while (0)
+
+namespace {
+
+constexpr size_t kMiB = (size_t)1 << 20;
+constexpr size_t kRotateBelow = 120 * kMiB; /* inputs up to this size rotate over several buffers */
+constexpr size_t kRotateTotal = 240 * kMiB; /* ... that together hold at least this many bytes */
+constexpr int kChunk = 32;                  /* reps enqueued behind one hold kernel */
+constexpr unsigned long long kHoldTimeoutNs = 2000000000ull;
+constexpr int kSlotBytes = 16;              /* one result slot (dr_value_t is 16 bytes) */
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Options */
+
+struct Options {
+    int device = 0;
+    const char *json = nullptr;
+    bool quick = false;
+    bool levels = false;
+    bool small = false;
+    int min_exp = 10, max_exp = 31;
+    std::vector<size_t> sizes; /* --sizes (overrides the exponents) */
+    std::vector<int> blocks{256};
+    std::vector<std::string> cases; /* --cases filter; empty: all */
+    size_t levels_n = (size_t)1 << 24;
+    int warmup = -1, reps = -1; /* -1: mode defaults */
+    bool have_seed = false;
+    uint64_t seed = 0;
+    std::string cmdline;
+};
+
+void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: dreduce-bench [options]\n"
+            "  (default)          performance table: ours (multipass) vs CUB vs copy ceiling, every case and size\n"
+            "  --levels           tutorial comparison: every kernel level on 16M int32 sum, vs the tutorial's numbers\n"
+            "  --small            small-n latency: us per reduction (batches of 1000; stream and CUDA graph)\n"
+            "options:\n"
+            "  --device N         CUDA device (default 0)\n"
+            "  --json FILE        write every number as JSON to FILE\n"
+            "  --quick            few sizes and reps: a smoke test\n"
+            "  --min-exp E        smallest size 2^E (default 10); sizes step by 2 in the exponent\n"
+            "  --max-exp E        largest size 2^E (default 31; always included)\n"
+            "  --sizes LIST       explicit sizes, comma-separated: 1048576, 16M, 2^24 (overrides --min/max-exp)\n"
+            "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default 256; best one is the row)\n"
+            "  --cases LIST       only these cases: int32-sum, float32-sum, float32-sum-native, float64-sum,\n"
+            "                     int32-min, int32-max, float32-min, float32-max (default all)\n"
+            "  --levels-n N       n for --levels (default 16M = 2^24)\n"
+            "  --warmup N         untimed reps before timing (default 5)\n"
+            "  --reps N           timed reps per measurement (default 200 for n <= 2^20, 50 above; --small: batches)\n"
+            "  --seed S           data seed (default: fresh per run, printed)\n"
+            "  -h, --help         this help\n"
+            "exit status: 0 ok, 1 CUDA error or wrong result, 2 bad usage, 77 no GPU visible\n");
+}
+
+[[noreturn]] void bad_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "dreduce-bench: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(try --help)\n");
+    exit(2);
+}
+
+bool parse_u64(const char *s, unsigned long long *out)
+{
+    if (!s || !*s) return false;
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end || s[0] == '-') return false;
+    *out = v;
+    return true;
+}
+
+bool parse_int(const char *s, int lo, int hi, int *out)
+{
+    unsigned long long v;
+    if (!parse_u64(s, &v) || v < (unsigned long long)lo || v > (unsigned long long)hi) return false;
+    *out = (int)v;
+    return true;
+}
+
+/* "1048576", "16M", "4K", "2G", "2^24" */
+bool parse_size(const std::string &s, size_t *out)
+{
+    if (s.size() > 2 && s[0] == '2' && s[1] == '^') {
+        int e;
+        if (!parse_int(s.c_str() + 2, 0, 40, &e)) return false;
+        *out = (size_t)1 << e;
+        return true;
+    }
+    std::string digits = s;
+    int shift = 0;
+    if (!digits.empty()) {
+        char c = digits.back();
+        if (c == 'K' || c == 'k') shift = 10;
+        if (c == 'M' || c == 'm') shift = 20;
+        if (c == 'G' || c == 'g') shift = 30;
+        if (shift) digits.pop_back();
+    }
+    unsigned long long v;
+    if (!parse_u64(digits.c_str(), &v) || v == 0 || v > (1ull << 40) >> shift) return false;
+    *out = (size_t)(v << shift);
+    return true;
+}
+
+std::vector<std::string> split(const char *s)
+{
+    std::vector<std::string> out;
+    std::string cur;
+    for (const char *p = s;; ++p) {
+        if (*p == ',' || *p == 0) {
+            out.push_back(cur);
+            cur.clear();
+            if (!*p) break;
+        } else {
+            cur += *p;
+        }
+    }
+    return out;
+}
+
+Options parse_options(int argc, char **argv)
+{
+    Options o;
+    for (int i = 0; i < argc; ++i) {
+        if (i) o.cmdline += ' ';
+        o.cmdline += argv[i];
+    }
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> const char * {
+            if (i + 1 >= argc) bad_usage("%s needs a value", argv[i]);
+            return argv[++i];
+        };
+        if (a == "-h" || a == "--help") {
+            usage(stdout);
+            exit(0);
+        } else if (a == "--device") {
+            if (!parse_int(value(), 0, 1023, &o.device)) bad_usage("bad --device: %s", argv[i]);
+        } else if (a == "--json") {
+            o.json = value();
+        } else if (a == "--quick") {
+            o.quick = true;
+        } else if (a == "--levels") {
+            o.levels = true;
+        } else if (a == "--small") {
+            o.small = true;
+        } else if (a == "--min-exp") {
+            if (!parse_int(value(), 0, 40, &o.min_exp)) bad_usage("bad --min-exp: %s (0..40)", argv[i]);
+        } else if (a == "--max-exp") {
+            if (!parse_int(value(), 0, 40, &o.max_exp)) bad_usage("bad --max-exp: %s (0..40)", argv[i]);
+        } else if (a == "--sizes") {
+            const char *v = value();
+            o.sizes.clear();
+            for (const std::string &s : split(v)) {
+                size_t n;
+                if (!parse_size(s, &n)) bad_usage("bad size in --sizes: %s", s.c_str());
+                o.sizes.push_back(n);
+            }
+        } else if (a == "--blocks") {
+            const char *v = value();
+            o.blocks.clear();
+            for (const std::string &s : split(v)) {
+                int b;
+                if (!parse_int(s.c_str(), 32, 1024, &b) || (b & (b - 1)))
+                    bad_usage("bad block in --blocks: %s (a power of two in 32..1024)", s.c_str());
+                o.blocks.push_back(b);
+            }
+        } else if (a == "--cases") {
+            o.cases = split(value());
+        } else if (a == "--levels-n") {
+            const char *v = value();
+            if (!parse_size(v, &o.levels_n)) bad_usage("bad --levels-n: %s", v);
+        } else if (a == "--warmup") {
+            if (!parse_int(value(), 0, 100000, &o.warmup)) bad_usage("bad --warmup: %s", argv[i]);
+        } else if (a == "--reps") {
+            if (!parse_int(value(), 1, 100000, &o.reps)) bad_usage("bad --reps: %s", argv[i]);
+        } else if (a == "--seed") {
+            unsigned long long s;
+            if (!parse_u64(value(), &s)) bad_usage("bad --seed: %s", argv[i]);
+            o.seed = s;
+            o.have_seed = true;
+        } else {
+            bad_usage("unknown option: %s", argv[i]);
+        }
+    }
+    if (o.levels && o.small) bad_usage("%s", "--levels and --small are separate runs; give one");
+    if (o.min_exp > o.max_exp) bad_usage("%s", "--min-exp is larger than --max-exp");
+    return o;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* JSON writer: values are appended in order; commas are placed automatically. */
+
+struct Json {
+    std::string out;
+    std::vector<int> count;
+    bool after_key = false;
+
+    void pre()
+    {
+        if (after_key) {
+            after_key = false;
+            return;
+        }
+        if (!count.empty() && count.back()++ > 0) out += ',';
+    }
+    void quote(const char *s)
+    {
+        out += '"';
+        for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
+            if (*p == '"' || *p == '\\') {
+                out += '\\';
+                out += (char)*p;
+            } else if (*p < 0x20) {
+                char buf[8];
+                snprintf(buf, sizeof buf, "\\u%04x", *p);
+                out += buf;
+            } else {
+                out += (char)*p;
+            }
+        }
+        out += '"';
+    }
+    Json &key(const char *k)
+    {
+        pre();
+        quote(k);
+        out += ':';
+        after_key = true;
+        return *this;
+    }
+    Json &obj()
+    {
+        pre();
+        out += '{';
+        count.push_back(0);
+        return *this;
+    }
+    Json &end_obj()
+    {
+        out += '}';
+        count.pop_back();
+        return *this;
+    }
+    Json &arr()
+    {
+        pre();
+        out += '[';
+        count.push_back(0);
+        return *this;
+    }
+    Json &end_arr()
+    {
+        out += ']';
+        count.pop_back();
+        return *this;
+    }
+    Json &str(const char *s)
+    {
+        pre();
+        quote(s);
+        return *this;
+    }
+    Json &num(double v)
+    {
+        pre();
+        if (std::isfinite(v)) {
+            char buf[40];
+            snprintf(buf, sizeof buf, "%.10g", v);
+            out += buf;
+        } else {
+            out += "null";
+        }
+        return *this;
+    }
+    Json &u64(unsigned long long v)
+    {
+        pre();
+        out += std::to_string(v);
+        return *this;
+    }
+    Json &i64(long long v)
+    {
+        pre();
+        out += std::to_string(v);
+        return *this;
+    }
+    Json &boolean(bool v)
+    {
+        pre();
+        out += v ? "true" : "false";
+        return *this;
+    }
+};
+
+void write_json(const Options &o, const Json &j)
+{
+    if (!o.json) return;
+    FILE *f = fopen(o.json, "w");
+    if (!f) {
+        fprintf(stderr, "dreduce-bench: cannot write %s: %s\n", o.json, strerror(errno));
+        exit(1);
+    }
+    fputs(j.out.c_str(), f);
+    fputc('\n', f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "dreduce-bench: error writing %s\n", o.json);
+        exit(1);
+    }
+    printf("JSON written to %s\n", o.json);
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* CUB: the same reduction as ours. CUB picks 32-bit offsets for a 32-bit num_items (faster), so pass one when n
+ * fits. */
+
+struct ToF64 {
+    __host__ __device__ double operator()(float x) const { return (double)x; }
+};
+
+enum CubOp { kCubSum, kCubMin, kCubMax, kCubSumF32ToF64 };
+
+template <CubOp K, class In, class Out, class Off>
+cudaError_t cub_call_off(void *temp, size_t &temp_bytes, const In *in, Out *out, Off n, cudaStream_t s)
+{
+    if constexpr (K == kCubSum) return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, s);
+    else if constexpr (K == kCubMin) return cub::DeviceReduce::Min(temp, temp_bytes, in, out, n, s);
+    else if constexpr (K == kCubMax) return cub::DeviceReduce::Max(temp, temp_bytes, in, out, n, s);
+    else
+        return cub::DeviceReduce::TransformReduce(temp, temp_bytes, in, out, n, cuda::std::plus<double>{}, ToF64{},
+                                                  0.0, s);
+}
+
+template <CubOp K, class In, class Out>
+cudaError_t cub_call(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n, cudaStream_t s)
+{
+    if (n <= (size_t)UINT32_MAX)
+        return cub_call_off<K>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Out *>(out), (uint32_t)n,
+                               s);
+    return cub_call_off<K>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Out *>(out),
+                           (unsigned long long)n, s);
+}
+
+typedef cudaError_t (*CubFn)(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n, cudaStream_t s);
+
+struct Case {
+    const char *id;
+    dr_dtype_t dtype;
+    dr_op_t op;
+    dr_acc_mode_t mode;
+    const char *cub_api;
+    size_t cub_out_size;
+    CubFn cub;
+};
+
+const Case kCases[] = {
+    {"int32-sum", DR_INT32, DR_SUM, DR_ACC_WIDE, "DeviceReduce::Sum(int32 -> int64 out, accumulates in int64)", 8,
+     cub_call<kCubSum, int32_t, int64_t>},
+    {"float32-sum", DR_FLOAT32, DR_SUM, DR_ACC_WIDE, "DeviceReduce::TransformReduce(float32 -> float64, plus)", 8,
+     cub_call<kCubSumF32ToF64, float, double>},
+    {"float32-sum-native", DR_FLOAT32, DR_SUM, DR_ACC_NATIVE, "DeviceReduce::Sum(float32)", 4,
+     cub_call<kCubSum, float, float>},
+    {"float64-sum", DR_FLOAT64, DR_SUM, DR_ACC_WIDE, "DeviceReduce::Sum(float64)", 8,
+     cub_call<kCubSum, double, double>},
+    {"int32-min", DR_INT32, DR_MIN, DR_ACC_WIDE, "DeviceReduce::Min(int32)", 4, cub_call<kCubMin, int32_t, int32_t>},
+    {"int32-max", DR_INT32, DR_MAX, DR_ACC_WIDE, "DeviceReduce::Max(int32)", 4, cub_call<kCubMax, int32_t, int32_t>},
+    {"float32-min", DR_FLOAT32, DR_MIN, DR_ACC_WIDE, "DeviceReduce::Min(float32)", 4,
+     cub_call<kCubMin, float, float>},
+    {"float32-max", DR_FLOAT32, DR_MAX, DR_ACC_WIDE, "DeviceReduce::Max(float32)", 4,
+     cub_call<kCubMax, float, float>},
+};
+constexpr int kNumCases = (int)(sizeof kCases / sizeof kCases[0]);
+
+dr_acc_kind_t case_acc(const Case &c) { return dr_acc_select(c.dtype, c.op, c.mode); }
+
+/* Exits 2 on an unknown name (called while parsing, before any CUDA call). */
+void validate_cases(const Options &o)
+{
+    for (const std::string &want : o.cases) {
+        bool found = false;
+        for (int i = 0; i < kNumCases; ++i) found = found || want == kCases[i].id;
+        if (!found) bad_usage("unknown case in --cases: %s", want.c_str());
+    }
+}
+
+std::vector<const Case *> selected_cases(const Options &o)
+{
+    std::vector<const Case *> out;
+    for (int i = 0; i < kNumCases; ++i) {
+        bool take = o.cases.empty();
+        for (const std::string &want : o.cases) take = take || want == kCases[i].id;
+        if (take) {
+            if (dr_acc_kind_size(case_acc(kCases[i])) != kCases[i].cub_out_size) {
+                fprintf(stderr, "internal error: case %s: CUB output size differs from our accumulator\n",
+                        kCases[i].id);
+                exit(1);
+            }
+            out.push_back(&kCases[i]);
+        }
+    }
+    return out;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Device, stream, events, the hold kernel. */
+
+__device__ __forceinline__ unsigned long long globaltimer_ns()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+/* Spins until the host sets *release (or the timeout passes, which it reports in *timed_out). */
+__global__ void hold_kernel(const volatile int *release, unsigned long long timeout_ns, volatile int *timed_out)
+{
+    const unsigned long long t0 = globaltimer_ns();
+    while (*release == 0) {
+        if (globaltimer_ns() - t0 > timeout_ns) {
+            *timed_out = 1;
+            return;
+        }
+        __nanosleep(500);
+    }
+}
+
+struct Stats {
+    double median = 0, min = 0, max = 0, mean = 0;
+    int reps = 0;
+};
+
+Stats stats_of(std::vector<double> v)
+{
+    Stats s;
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size();
+    s.median = m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+    s.min = v.front();
+    s.max = v.back();
+    double sum = 0;
+    for (double x : v) sum += x;
+    s.mean = sum / (double)m;
+    s.reps = (int)m;
+    return s;
+}
+
+struct Ctx {
+    int device = 0;
+    cudaDeviceProp prop{};
+    int clock_khz = 0, mem_clock_khz = 0, bus_width = 0;
+    int runtime_version = 0, driver_version = 0;
+    cudaStream_t s = nullptr;
+    std::vector<cudaEvent_t> ev; /* kChunk + 1 */
+    int *h_flags = nullptr;      /* [0] release, [1] timed out: mapped pinned memory */
+    int *d_flags = nullptr;
+    int hold_timeouts = 0;
+    int host_threads = 1;
+    uint64_t seed = 0;
+    char *d_slots = nullptr; /* result slots */
+    std::vector<unsigned char> h_slots;
+    int nslots = 0;
+};
+
+void ensure_slots(Ctx &c, int n)
+{
+    if (n <= c.nslots) return;
+    if (c.d_slots) CK(cudaFree(c.d_slots));
+    CK(cudaMalloc(&c.d_slots, (size_t)n * kSlotBytes));
+    c.h_slots.resize((size_t)n * kSlotBytes);
+    c.nslots = n;
+}
+
+void *slot(Ctx &c, int i) { return c.d_slots + (size_t)i * kSlotBytes; }
+
+void poison_slots(Ctx &c, int n) { CK(cudaMemsetAsync(c.d_slots, 0xA5, (size_t)n * kSlotBytes, c.s)); }
+
+/* Run launch(0..warmup-1) untimed, then launch(warmup..warmup+reps-1) timed one by one; returns ms per timed rep.
+ * launch(i) must enqueue rep i on c.s. */
+template <class F> std::vector<double> time_reps(Ctx &c, int warmup, int reps, F launch)
+{
+    for (int i = 0; i < warmup; ++i) launch(i);
+    std::vector<double> ms((size_t)reps);
+    volatile int *release = c.h_flags;
+    volatile int *timed_out = c.h_flags + 1;
+    for (int r0 = 0; r0 < reps; r0 += kChunk) {
+        const int m = std::min(kChunk, reps - r0);
+        *release = 0;
+        *timed_out = 0;
+        hold_kernel<<<1, 1, 0, c.s>>>(c.d_flags, kHoldTimeoutNs, c.d_flags + 1);
+        CK(cudaGetLastError());
+        for (int j = 0; j < m; ++j) {
+            CK(cudaEventRecord(c.ev[(size_t)j], c.s));
+            launch(warmup + r0 + j);
+        }
+        CK(cudaEventRecord(c.ev[(size_t)m], c.s));
+        __sync_synchronize();
+        *release = 1;
+        CK(cudaStreamSynchronize(c.s));
+        if (*timed_out) {
+            if (c.hold_timeouts++ == 0)
+                fprintf(stderr, "note: the hold kernel timed out before the host enqueued a chunk; some intervals "
+                                "may include host launch time\n");
+        }
+        for (int j = 0; j < m; ++j) {
+            float t = 0;
+            CK(cudaEventElapsedTime(&t, c.ev[(size_t)j], c.ev[(size_t)j + 1]));
+            ms[(size_t)(r0 + j)] = t;
+        }
+    }
+    return ms;
+}
+
+uint64_t fresh_seed()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    x ^= (uint64_t)getpid() << 32;
+    return dr_mix64(x);
+}
+
+Ctx init_device(const Options &o)
+{
+    Ctx c;
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        printf("no GPU visible (%s)\n", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        exit(77);
+    }
+    if (o.device >= count) {
+        fprintf(stderr, "dreduce-bench: --device %d, but only %d device(s) visible\n", o.device, count);
+        exit(2);
+    }
+    c.device = o.device;
+    CK(cudaSetDevice(c.device));
+    CK(cudaGetDeviceProperties(&c.prop, c.device));
+    /* Peak clocks (kHz) and bus width: not fatal if a driver does not report them. */
+    if (cudaDeviceGetAttribute(&c.clock_khz, cudaDevAttrClockRate, c.device) != cudaSuccess) c.clock_khz = 0;
+    if (cudaDeviceGetAttribute(&c.mem_clock_khz, cudaDevAttrMemoryClockRate, c.device) != cudaSuccess)
+        c.mem_clock_khz = 0;
+    if (cudaDeviceGetAttribute(&c.bus_width, cudaDevAttrGlobalMemoryBusWidth, c.device) != cudaSuccess)
+        c.bus_width = 0;
+    (void)cudaGetLastError();
+    CK(cudaRuntimeGetVersion(&c.runtime_version));
+    CK(cudaDriverGetVersion(&c.driver_version));
+    CK(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking));
+    c.ev.resize(kChunk + 1);
+    for (cudaEvent_t &e2 : c.ev) CK(cudaEventCreate(&e2));
+    CK(cudaHostAlloc((void **)&c.h_flags, 2 * sizeof(int), cudaHostAllocMapped));
+    CK(cudaHostGetDevicePointer((void **)&c.d_flags, c.h_flags, 0));
+    c.h_flags[0] = c.h_flags[1] = 0;
+    c.host_threads = dr_parallel_default_threads();
+    c.seed = o.have_seed ? o.seed : fresh_seed();
+    return c;
+}
+
+double peak_dram_gbs(const Ctx &c)
+{
+    /* HBM/GDDR: two transfers per memory clock over bus_width bits. Theoretical; for orientation only. */
+    return 2.0 * (double)c.mem_clock_khz * 1e3 * (double)c.bus_width / 8.0 / 1e9;
+}
+
+void print_header(const Ctx &c, const char *mode)
+{
+    printf("dreduce-bench %s\n", mode);
+    printf("device %d: %s, sm_%d%d, %d SMs, %.1f GiB, L2 %.1f MiB, SM clock %.0f MHz, memory clock %.0f MHz x %d "
+           "bit (theoretical %.0f GB/s)\n",
+           c.device, c.prop.name, c.prop.major, c.prop.minor, c.prop.multiProcessorCount,
+           (double)c.prop.totalGlobalMem / (1024.0 * 1024 * 1024), (double)c.prop.l2CacheSize / (double)kMiB,
+           c.clock_khz / 1e3, c.mem_clock_khz / 1e3, c.bus_width, peak_dram_gbs(c));
+    printf("CUDA runtime %d.%d, driver %d.%d, CUB %d.%d.%d, host reference threads %d\n",
+           c.runtime_version / 1000, c.runtime_version % 1000 / 10, c.driver_version / 1000,
+           c.driver_version % 1000 / 10, CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100,
+           c.host_threads);
+    printf("seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n\n", c.seed, c.seed);
+}
+
+void json_header(Json &j, const Ctx &c, const Options &o, const char *mode)
+{
+    j.key("tool").str("dreduce-bench");
+    j.key("mode").str(mode);
+    j.key("command_line").str(o.cmdline.c_str());
+    j.key("seed").u64(c.seed);
+    j.key("quick").boolean(o.quick);
+    j.key("device").obj();
+    j.key("ordinal").i64(c.device);
+    j.key("name").str(c.prop.name);
+    j.key("compute_capability").str((std::to_string(c.prop.major) + "." + std::to_string(c.prop.minor)).c_str());
+    j.key("sm_count").i64(c.prop.multiProcessorCount);
+    j.key("total_memory_bytes").u64(c.prop.totalGlobalMem);
+    j.key("l2_cache_bytes").i64(c.prop.l2CacheSize);
+    j.key("sm_clock_khz").i64(c.clock_khz);
+    j.key("memory_clock_khz").i64(c.mem_clock_khz);
+    j.key("memory_bus_width_bits").i64(c.bus_width);
+    j.key("theoretical_dram_gbs").num(peak_dram_gbs(c));
+    j.end_obj();
+    j.key("cuda").obj();
+    j.key("runtime_version").i64(c.runtime_version);
+    j.key("driver_version").i64(c.driver_version);
+    j.key("compiled_with_cudart").i64(CUDART_VERSION);
+    j.key("cub_version").i64(CUB_VERSION);
+    j.end_obj();
+    j.key("host_reference_threads").i64(c.host_threads);
+}
+
+void json_stats(Json &j, const Stats &s, double bytes_read)
+{
+    j.key("ms_median").num(s.median);
+    j.key("ms_min").num(s.min);
+    j.key("ms_max").num(s.max);
+    j.key("ms_mean").num(s.mean);
+    j.key("reps").i64(s.reps);
+    j.key("gbs").num(s.median > 0 ? bytes_read / (s.median * 1e6) : 0);
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Inputs: nbuf buffers of n elements each, different data, with host references. */
+
+size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+struct Inputs {
+    const Case *cs = nullptr;
+    dr_acc_kind_t acc = DR_ACC_I32;
+    dr_gen_t gen{};
+    size_t n = 0, bytes = 0, stride = 0;
+    int nbuf = 0;
+    char *d = nullptr;
+    std::vector<dr_reference_t> ref;
+
+    const void *buf(int i) const { return d + (size_t)(i % nbuf) * stride; }
+};
+
+int rotation_buffers(size_t bytes, int slots)
+{
+    if (bytes > kRotateBelow || bytes == 0) return 1;
+    const size_t k = (kRotateTotal + bytes - 1) / bytes;
+    return (int)std::min(k, (size_t)std::max(slots, 1));
+}
+
+/* Allocates; returns false (after printing why) when it does not fit. Generation and references: see make_data. */
+bool alloc_inputs(Inputs &in, const Case &cs, size_t n, int nbuf)
+{
+    in.cs = &cs;
+    in.acc = case_acc(cs);
+    in.n = n;
+    in.bytes = n * dr_dtype_size(cs.dtype);
+    in.stride = align256(in.bytes);
+    in.nbuf = nbuf;
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    const size_t need = (size_t)nbuf * in.stride + 256 * kMiB;
+    if (need > free_b) {
+        printf("note: skipping %s n=%zu: needs %.2f GiB, %.2f GiB free\n", cs.id, n,
+               (double)need / (1024.0 * 1024 * 1024), (double)free_b / (1024.0 * 1024 * 1024));
+        return false;
+    }
+    cudaError_t e = cudaMalloc(&in.d, (size_t)nbuf * in.stride);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        printf("note: skipping %s n=%zu: cudaMalloc of %.2f GiB failed\n", cs.id, n,
+               (double)nbuf * (double)in.stride / (1024.0 * 1024 * 1024));
+        in.d = nullptr;
+        return false;
+    }
+    CK(e);
+    return true;
+}
+
+void make_data(Ctx &c, Inputs &in)
+{
+    in.gen.pattern = DR_DATA_RANDOM;
+    in.gen.dtype = in.cs->dtype;
+    in.gen.op = in.cs->op;
+    in.gen.seed = c.seed;
+    in.gen.const_bits = 0;
+    for (int b = 0; b < in.nbuf; ++b)
+        CK(dr_gpu_generate(&in.gen, (uint64_t)b * in.n, in.d + (size_t)b * in.stride, in.n, c.s));
+    in.ref.resize((size_t)in.nbuf);
+    const int threads = in.n < ((size_t)1 << 16) ? 1 : c.host_threads;
+    for (int b = 0; b < in.nbuf; ++b)
+        dr_reference_compute(&in.gen, in.acc, (uint64_t)b * in.n, in.n, threads, &in.ref[(size_t)b]);
+    CK(cudaStreamSynchronize(c.s));
+}
+
+void free_inputs(Inputs &in)
+{
+    if (in.d) CK(cudaFree(in.d));
+    in.d = nullptr;
+    in.ref.clear();
+}
+
+/* Copies back slots 0..count-1 and checks slot i against buffer i's reference; aborts on a wrong result. Returns
+ * the largest float error seen (0 for exact checks). */
+double check_slots(Ctx &c, const Inputs &in, int count, uint64_t depth, const char *what)
+{
+    CK(cudaStreamSynchronize(c.s));
+    CK(cudaMemcpy(c.h_slots.data(), c.d_slots, (size_t)count * kSlotBytes, cudaMemcpyDeviceToHost));
+    const size_t size = dr_acc_kind_size(in.acc);
+    double max_err = 0;
+    for (int i = 0; i < count; ++i) {
+        dr_value_t v;
+        memset(&v, 0, sizeof v);
+        memcpy(&v, c.h_slots.data() + (size_t)i * kSlotBytes, size);
+        dr_check_t chk;
+        dr_reference_check(&in.ref[(size_t)(i % in.nbuf)], &v, depth, &chk);
+        if (!chk.pass) {
+            fprintf(stderr,
+                    "WRONG RESULT: %s, %s %s (acc %s) n=%zu, rep %d (buffer %d), seed %" PRIu64 ": %s\n", what,
+                    dr_dtype_name(in.cs->dtype), dr_op_name(in.cs->op), dr_acc_kind_name(in.acc), in.n, i,
+                    i % in.nbuf, c.seed, chk.detail);
+            exit(1);
+        }
+        if (!chk.exact && chk.error > max_err) max_err = chk.error;
+    }
+    return max_err;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* One measurement each: ours (any kernel level), CUB, copy. */
+
+struct OursResult {
+    int block = 0;
+    dr_gpu_plan_t plan{};
+    Stats st;
+    double max_err = 0;
+};
+
+/* Device scratch: our plan's workspace or CUB's temp storage. Zero-filled when (re)allocated: launch.h asks for a
+ * zeroed workspace before its first use (our kernels leave it zeroed after each complete reduction). */
+struct Workspace {
+    void *d = nullptr;
+    size_t bytes = 0;
+    void ensure(size_t want, cudaStream_t s)
+    {
+        if (want <= bytes) return;
+        if (d) CK(cudaFree(d));
+        CK(cudaMalloc(&d, want));
+        CK(cudaMemsetAsync(d, 0, want, s));
+        bytes = want;
+    }
+    ~Workspace()
+    {
+        if (d) cudaFree(d);
+    }
+};
+
+dr_gpu_reduce_t make_request(const Ctx &c, const Inputs &in, dr_kernel_t kernel, int block)
+{
+    dr_gpu_reduce_t r;
+    memset(&r, 0, sizeof r);
+    r.kernel = kernel;
+    r.dtype = in.cs->dtype;
+    r.op = in.cs->op;
+    r.acc = in.acc;
+    r.block = block;
+    r.device = c.device;
+    r.d_in = in.buf(0);
+    r.n = in.n;
+    return r;
+}
+
+OursResult run_ours(Ctx &c, const Inputs &in, dr_kernel_t kernel, int block, int warmup, int reps, Workspace &ws)
+{
+    OursResult res;
+    res.block = block;
+    dr_gpu_reduce_t r = make_request(c, in, kernel, block);
+    CK(dr_gpu_plan(&r, &res.plan));
+    ws.ensure(std::max<size_t>(res.plan.work_bytes, 256), c.s);
+    CK(cudaMemsetAsync(ws.d, 0, ws.bytes, c.s)); /* zeroed before first use: another level may have left data */
+    r.d_work = ws.d;
+    ensure_slots(c, warmup + reps);
+    poison_slots(c, warmup + reps);
+    std::vector<double> ms = time_reps(c, warmup, reps, [&](int i) {
+        r.d_in = in.buf(i);
+        r.d_result = slot(c, i);
+        CK(dr_gpu_reduce(&r, &res.plan, c.s, nullptr));
+    });
+    res.st = stats_of(ms);
+    char what[64];
+    snprintf(what, sizeof what, "ours (%s, block %d)", dr_kernel_name(kernel), block);
+    res.max_err = check_slots(c, in, warmup + reps, res.plan.serial_depth, what);
+    return res;
+}
+
+struct CubResult {
+    size_t temp_bytes = 0;
+    Stats st;
+    double max_err = 0;
+};
+
+CubResult run_cub(Ctx &c, const Inputs &in, int warmup, int reps)
+{
+    CubResult res;
+    ensure_slots(c, warmup + reps);
+    CK(in.cs->cub(nullptr, &res.temp_bytes, in.buf(0), slot(c, 0), in.n, c.s)); /* size query; launches nothing */
+    Workspace temp;
+    temp.ensure(std::max<size_t>(res.temp_bytes, 256), c.s);
+    poison_slots(c, warmup + reps);
+    std::vector<double> ms = time_reps(c, warmup, reps, [&](int i) {
+        size_t tb = res.temp_bytes;
+        CK(in.cs->cub(temp.d, &tb, in.buf(i), slot(c, i), in.n, c.s));
+    });
+    res.st = stats_of(ms);
+    res.max_err = check_slots(c, in, warmup + reps, (uint64_t)in.n, "CUB");
+    return res;
+}
+
+struct CopyResult {
+    Stats st;
+    double gbs = 0;      /* (read + written) / median time */
+    size_t copied = 0;   /* bytes read per rep (= written) */
+    int nbuf = 0;
+    bool half = false;   /* copied half the input onto its other half (no room for a second buffer) */
+};
+
+/* Must run before make_data (the half fallback writes into the input buffers). */
+CopyResult run_copy(Ctx &c, const Inputs &in, int warmup, int reps)
+{
+    CopyResult res;
+    res.nbuf = in.nbuf;
+    char *dst = nullptr;
+    cudaError_t e = cudaMalloc(&dst, (size_t)in.nbuf * in.stride);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        dst = nullptr;
+    } else {
+        CK(e);
+    }
+    std::vector<double> ms;
+    if (dst) {
+        res.copied = in.bytes;
+        ms = time_reps(c, warmup, reps, [&](int i) {
+            const size_t off = (size_t)(i % in.nbuf) * in.stride;
+            CK(cudaMemcpyAsync(dst + off, in.d + off, in.bytes, cudaMemcpyDeviceToDevice, c.s));
+        });
+        CK(cudaFree(dst));
+    } else {
+        res.half = true;
+        res.copied = (in.bytes / 2) & ~(size_t)255;
+        ms = time_reps(c, warmup, reps, [&](int) {
+            CK(cudaMemcpyAsync(in.d + res.copied, in.d, res.copied, cudaMemcpyDeviceToDevice, c.s));
+        });
+    }
+    res.st = stats_of(ms);
+    res.gbs = res.st.median > 0 ? 2.0 * (double)res.copied / (res.st.median * 1e6) : 0;
+    return res;
+}
+
+double gbs_of(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e6) : 0; }
+
+void json_ours(Json &j, const OursResult &r, double bytes)
+{
+    j.obj();
+    j.key("block").i64(r.block);
+    j.key("passes").i64(r.plan.passes);
+    j.key("grid").arr();
+    for (int p = 0; p < r.plan.passes; ++p) j.u64(r.plan.grid[p]);
+    j.end_arr();
+    j.key("work_bytes").u64(r.plan.work_bytes);
+    j.key("serial_depth").u64(r.plan.serial_depth);
+    json_stats(j, r.st, bytes);
+    j.key("max_abs_error").num(r.max_err);
+    j.end_obj();
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Mode: performance table */
+
+std::vector<size_t> perf_sizes(const Options &o)
+{
+    if (!o.sizes.empty()) return o.sizes;
+    if (o.quick) return {(size_t)1 << 10, (size_t)1 << 20, (size_t)1 << 24};
+    std::vector<size_t> v;
+    int e = o.min_exp;
+    for (; e <= o.max_exp; e += 2) v.push_back((size_t)1 << e);
+    if (v.empty() || v.back() != ((size_t)1 << o.max_exp)) v.push_back((size_t)1 << o.max_exp);
+    return v;
+}
+
+int mode_perf(const Options &o)
+{
+    Ctx c = init_device(o);
+    print_header(c, "performance table (ours = multipass)");
+    const std::vector<const Case *> cases = selected_cases(o);
+    const std::vector<size_t> sizes = perf_sizes(o);
+    const int warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
+
+    Json j;
+    j.obj();
+    json_header(j, c, o, "perf");
+    j.key("method").obj();
+    j.key("warmup").i64(warmup);
+    j.key("reps_n_le_2^20").i64(o.reps > 0 ? o.reps : o.quick ? 20 : 200);
+    j.key("reps_n_gt_2^20").i64(o.reps > 0 ? o.reps : o.quick ? 10 : 50);
+    j.key("statistic").str("median of per-rep CUDA event intervals, reps queued behind a hold kernel");
+    j.key("rotate_below_bytes").u64(kRotateBelow);
+    j.key("rotate_total_bytes").u64(kRotateTotal);
+    j.key("gbs").str("bytes read / median time, 1e9 bytes per GB; copy: (read + written) / time");
+    j.key("ratio").str("CUB median time / ours median time (>= 1: ours faster)");
+    j.key("pct_copy").str("100 * (reduction GB/s) / (copy GB/s)");
+    j.key("cub_check_depth").str("n (loose bound for CUB float sums)");
+    j.end_obj();
+    j.key("blocks").arr();
+    for (int b : o.blocks) j.i64(b);
+    j.end_arr();
+
+    std::map<size_t, CopyResult> copies; /* by bytes */
+    j.key("results").arr();
+
+    printf("%-8s %-4s %-7s %11s | %10s %8s %5s | %10s %8s | %6s | %7s %7s | %8s\n", "type", "op", "acc", "n",
+           "ours ms", "GB/s", "block", "CUB ms", "GB/s", "ratio", "ours%cp", "CUB%cp", "copyGB/s");
+    printf("---------------------------------------------------------------------------------------------------------"
+           "---------\n");
+    for (const Case *cs : cases) {
+        for (size_t n : sizes) {
+            const int reps = o.reps > 0 ? o.reps : n <= ((size_t)1 << 20) ? (o.quick ? 20 : 200) : (o.quick ? 10 : 50);
+            const int slots = warmup + reps;
+            const size_t bytes = n * dr_dtype_size(cs->dtype);
+            Inputs in;
+            const int nbuf = rotation_buffers(bytes, slots);
+            if (!alloc_inputs(in, *cs, n, nbuf)) {
+                j.obj();
+                j.key("case").str(cs->id);
+                j.key("n").u64(n);
+                j.key("skipped").str("does not fit in free device memory");
+                j.end_obj();
+                continue;
+            }
+            if (!copies.count(bytes)) copies[bytes] = run_copy(c, in, warmup, reps);
+            const CopyResult &cp = copies[bytes];
+            make_data(c, in);
+
+            Workspace ws;
+            std::vector<OursResult> ours;
+            size_t best = 0;
+            for (int b : o.blocks) {
+                ours.push_back(run_ours(c, in, DR_KERNEL_MULTIPASS, b, warmup, reps, ws));
+                if (ours.back().st.median < ours[best].st.median) best = ours.size() - 1;
+            }
+            const CubResult cub = run_cub(c, in, warmup, reps);
+            free_inputs(in);
+
+            const OursResult &ob = ours[best];
+            const double ours_gbs = gbs_of((double)bytes, ob.st.median);
+            const double cub_gbs = gbs_of((double)bytes, cub.st.median);
+            const double ratio = ob.st.median > 0 ? cub.st.median / ob.st.median : 0;
+            const double pct_ours = cp.gbs > 0 ? 100.0 * ours_gbs / cp.gbs : 0;
+            const double pct_cub = cp.gbs > 0 ? 100.0 * cub_gbs / cp.gbs : 0;
+            printf("%-8s %-4s %-7s %11zu | %10.4f %8.1f %5d | %10.4f %8.1f | %6.2f | %6.1f%% %6.1f%% | %8.1f%s\n",
+                   dr_dtype_name(cs->dtype), dr_op_name(cs->op), dr_acc_kind_name(in.acc), n, ob.st.median,
+                   ours_gbs, ob.block, cub.st.median, cub_gbs, ratio, pct_ours, pct_cub, cp.gbs,
+                   cp.half ? " (half copy)" : "");
+            fflush(stdout);
+
+            j.obj();
+            j.key("case").str(cs->id);
+            j.key("dtype").str(dr_dtype_name(cs->dtype));
+            j.key("op").str(dr_op_name(cs->op));
+            j.key("acc_mode").str(dr_acc_mode_name(cs->mode));
+            j.key("acc").str(dr_acc_kind_name(in.acc));
+            j.key("n").u64(n);
+            j.key("bytes_read").u64(bytes);
+            j.key("buffers").i64(nbuf);
+            j.key("warmup").i64(warmup);
+            j.key("ours").obj();
+            j.key("kernel").str("multipass");
+            j.key("best_block").i64(ob.block);
+            j.key("ms_median").num(ob.st.median);
+            j.key("gbs").num(ours_gbs);
+            j.key("by_block").arr();
+            for (const OursResult &r : ours) json_ours(j, r, (double)bytes);
+            j.end_arr();
+            j.end_obj();
+            j.key("cub").obj();
+            j.key("api").str(cs->cub_api);
+            j.key("temp_bytes").u64(cub.temp_bytes);
+            json_stats(j, cub.st, (double)bytes);
+            j.key("max_abs_error").num(cub.max_err);
+            j.end_obj();
+            j.key("copy").obj();
+            j.key("bytes_copied").u64(cp.copied);
+            j.key("half_copy").boolean(cp.half);
+            j.key("buffers").i64(cp.nbuf);
+            json_stats(j, cp.st, 2.0 * (double)cp.copied);
+            j.end_obj();
+            j.key("ratio_cub_over_ours").num(ratio);
+            j.key("pct_copy_ours").num(pct_ours);
+            j.key("pct_copy_cub").num(pct_cub);
+            j.end_obj();
+        }
+        printf("\n");
+    }
+    j.end_arr();
+
+    j.key("copy_ceiling").arr();
+    for (const auto &kv : copies) {
+        j.obj();
+        j.key("bytes").u64(kv.first);
+        j.key("bytes_copied").u64(kv.second.copied);
+        j.key("half_copy").boolean(kv.second.half);
+        j.key("buffers").i64(kv.second.nbuf);
+        json_stats(j, kv.second.st, 2.0 * (double)kv.second.copied);
+        j.end_obj();
+    }
+    j.end_arr();
+    j.key("hold_timeouts").i64(c.hold_timeouts);
+    j.end_obj();
+
+    printf("columns: ms = median GPU time per reduction; GB/s = bytes read / time; block = our best block size;\n"
+           "ratio = CUB ms / ours ms (>= 1: ours faster); %%cp = GB/s / copy GB/s; copy GB/s = (read + written) / "
+           "time of a device-to-device copy of the same bytes. All results checked against the host reference.\n");
+    if (c.hold_timeouts) printf("note: %d hold-kernel timeouts (see stderr)\n", c.hold_timeouts);
+    write_json(o, j);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Mode: --levels */
+
+struct Tutorial {
+    const char *name;
+    double ms, speedup;
+};
+/* The tutorial's numbers (RTX 3080, 16M elements). */
+const Tutorial kTutorial[] = {
+    {"neighbored", 12.45, 1.0}, {"interleaved", 9.23, 1.35}, {"smem", 4.87, 2.55}, {"smem2", 3.41, 3.65},
+    {"unroll", 2.78, 4.48},     {"shuffle", 2.15, 5.79},     {"complete system", 1.67, 7.46},
+    {"cuBLAS Sasum", 1.23, 10.12},
+};
+
+const Tutorial *tutorial(const char *name)
+{
+    for (const Tutorial &t : kTutorial)
+        if (strcmp(t.name, name) == 0) return &t;
+    return nullptr;
+}
+
+int mode_levels(const Options &o)
+{
+    Ctx c = init_device(o);
+    print_header(c, "--levels: the tutorial's kernel levels, end to end");
+    const Case &cs = kCases[0]; /* int32 sum (accumulates in int64) */
+    const size_t n = o.levels_n;
+    const int warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
+    const int reps = o.reps > 0 ? o.reps : o.quick ? 10 : 100;
+    const int block = 256;
+
+    Inputs in;
+    const int nbuf = rotation_buffers(n * dr_dtype_size(cs.dtype), warmup + reps);
+    if (!alloc_inputs(in, cs, n, nbuf)) return 1;
+    make_data(c, in);
+    const double bytes = (double)in.bytes;
+    printf("int32 sum (accumulator %s), n = %zu (%.1f MB), block %d, %d buffer(s) rotating, median of %d reps\n\n",
+           dr_acc_kind_name(in.acc), n, bytes / 1e6, block, nbuf, reps);
+
+    const dr_kernel_t kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM,
+                                   DR_KERNEL_SMEM2,      DR_KERNEL_UNROLL,      DR_KERNEL_SHUFFLE,
+                                   DR_KERNEL_MULTIPASS};
+    Workspace ws;
+    std::vector<OursResult> res;
+    for (dr_kernel_t k : kernels) res.push_back(run_ours(c, in, k, block, warmup, reps, ws));
+    const CubResult cub = run_cub(c, in, warmup, reps);
+    free_inputs(in);
+
+    const double base = res[0].st.median;
+    const double t_shuffle = res[5].st.median, t_multi = res[6].st.median;
+    printf("%-34s %6s %10s %9s %8s | %12s %9s\n", "level (this GPU)", "passes", "ms", "GB/s", "speedup",
+           "tutorial ms", "tut.speed");
+    printf("------------------------------------------------------------------------------------------------\n");
+    auto row = [&](const char *label, const char *tut_name, int passes, double ms) {
+        const Tutorial *t = tut_name ? tutorial(tut_name) : nullptr;
+        char tms[32] = "-", tsp[32] = "-";
+        if (t) {
+            snprintf(tms, sizeof tms, "%.2f", t->ms);
+            snprintf(tsp, sizeof tsp, "%.2fx", t->speedup);
+        }
+        char p[16] = "-";
+        if (passes > 0) snprintf(p, sizeof p, "%d", passes);
+        printf("%-34s %6s %10.4f %9.1f %7.2fx | %12s %9s\n", label, p, ms, gbs_of(bytes, ms), base / ms, tms, tsp);
+    };
+    for (size_t i = 0; i < res.size(); ++i) {
+        const char *name = dr_kernel_name(kernels[i]);
+        row(name, kernels[i] == DR_KERNEL_MULTIPASS ? nullptr : name, res[i].plan.passes, res[i].st.median);
+        if (kernels[i] == DR_KERNEL_SHUFFLE)
+            row("complete system (= shuffle level)", "complete system", res[i].plan.passes, res[i].st.median);
+    }
+    row("CUB DeviceReduce::Sum (int64 acc)", nullptr, 0, cub.st.median);
+    const Tutorial *blas = tutorial("cuBLAS Sasum");
+    printf("%-34s %6s %10s %9s %8s | %12.2f %8.2fx\n", "cuBLAS Sasum (not measured)", "-", "-", "-", "-", blas->ms,
+           blas->speedup);
+    printf("\nnotes: the tutorial's numbers are its claims for an RTX 3080, not measured here; its \"complete "
+           "system\" is the\nshuffle level applied again to its partials until one value is left, which is exactly "
+           "our shuffle level\n(all passes). cuBLAS Sasum is a sum of ABSOLUTE values of float32, a different "
+           "reduction, so it is not measured.\nspeedup = neighbored ms / row ms on this GPU.\n\n");
+    const double x = t_multi > 0 ? t_shuffle / t_multi : 0;
+    printf("multipass vs tutorial complete system: %.2fx (target >= 2x)  [same GPU: shuffle level %.4f ms / "
+           "multipass %.4f ms]\n",
+           x, t_shuffle, t_multi);
+    printf("(for orientation only, across GPUs: tutorial's 1.67 ms on an RTX 3080 / our multipass here = %.1fx)\n",
+           t_multi > 0 ? 1.67 / t_multi : 0);
+
+    Json j;
+    j.obj();
+    json_header(j, c, o, "levels");
+    j.key("n").u64(n);
+    j.key("dtype").str("int32");
+    j.key("op").str("sum");
+    j.key("acc").str(dr_acc_kind_name(in.acc));
+    j.key("block").i64(block);
+    j.key("buffers").i64(nbuf);
+    j.key("warmup").i64(warmup);
+    j.key("levels").arr();
+    for (size_t i = 0; i < res.size(); ++i) {
+        j.obj();
+        j.key("level").str(dr_kernel_name(kernels[i]));
+        j.key("passes").i64(res[i].plan.passes);
+        j.key("grid").arr();
+        for (int p = 0; p < res[i].plan.passes; ++p) j.u64(res[i].plan.grid[p]);
+        j.end_arr();
+        json_stats(j, res[i].st, bytes);
+        j.key("speedup_vs_neighbored").num(base / res[i].st.median);
+        const Tutorial *t = tutorial(dr_kernel_name(kernels[i]));
+        if (kernels[i] != DR_KERNEL_MULTIPASS && t) {
+            j.key("tutorial_ms").num(t->ms);
+            j.key("tutorial_speedup").num(t->speedup);
+        }
+        j.end_obj();
+    }
+    j.end_arr();
+    j.key("cub").obj();
+    j.key("api").str(cs.cub_api);
+    json_stats(j, cub.st, bytes);
+    j.end_obj();
+    j.key("tutorial_rtx3080").arr();
+    for (const Tutorial &t : kTutorial) {
+        j.obj();
+        j.key("name").str(t.name);
+        j.key("ms").num(t.ms);
+        j.key("speedup").num(t.speedup);
+        j.end_obj();
+    }
+    j.end_arr();
+    j.key("complete_system_is").str("shuffle level (all passes)");
+    j.key("multipass_vs_complete_system").num(x);
+    j.key("target").num(2.0);
+    j.key("hold_timeouts").i64(c.hold_timeouts);
+    j.end_obj();
+    write_json(o, j);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------------- */
+/* Mode: --small */
+
+/* Kernel nodes in a graph captured from one call of enqueue(). */
+template <class F> int count_kernels(Ctx &c, F enqueue)
+{
+    cudaGraph_t g;
+    CK(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeThreadLocal));
+    enqueue();
+    CK(cudaStreamEndCapture(c.s, &g));
+    size_t nn = 0;
+    CK(cudaGraphGetNodes(g, nullptr, &nn));
+    std::vector<cudaGraphNode_t> nodes(nn);
+    if (nn) CK(cudaGraphGetNodes(g, nodes.data(), &nn));
+    int k = 0;
+    for (cudaGraphNode_t node : nodes) {
+        cudaGraphNodeType t;
+        CK(cudaGraphNodeGetType(node, &t));
+        if (t == cudaGraphNodeTypeKernel) ++k;
+    }
+    CK(cudaGraphDestroy(g));
+    return k;
+}
+
+struct Latency {
+    double stream_us = 0, graph_us = 0;
+    std::vector<double> stream_batches_us, graph_batches_us; /* per reduction, each batch */
+    int kernels = 0;
+};
+
+/* enqueue() issues one reduction into slot 0. Batches of `batch` reductions: from the host, then as a graph. */
+template <class F> Latency measure_latency(Ctx &c, int batch, int batches, F enqueue)
+{
+    Latency L;
+    L.kernels = count_kernels(c, enqueue);
+    for (int i = 0; i < std::min(batch, 100); ++i) enqueue(); /* warm-up */
+    CK(cudaStreamSynchronize(c.s));
+    std::vector<double> v;
+    for (int b = 0; b < batches; ++b) {
+        CK(cudaEventRecord(c.ev[0], c.s));
+        for (int i = 0; i < batch; ++i) enqueue();
+        CK(cudaEventRecord(c.ev[1], c.s));
+        CK(cudaStreamSynchronize(c.s));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, c.ev[0], c.ev[1]));
+        v.push_back(1e3 * ms / batch);
+    }
+    L.stream_batches_us = v;
+    L.stream_us = stats_of(v).median;
+
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < batch; ++i) enqueue();
+    CK(cudaStreamEndCapture(c.s, &g));
+    CK(cudaGraphInstantiate(&ge, g, 0));
+    CK(cudaGraphLaunch(ge, c.s)); /* warm-up (uploads the graph) */
+    CK(cudaStreamSynchronize(c.s));
+    v.clear();
+    for (int b = 0; b < batches; ++b) {
+        CK(cudaEventRecord(c.ev[0], c.s));
+        CK(cudaGraphLaunch(ge, c.s));
+        CK(cudaEventRecord(c.ev[1], c.s));
+        CK(cudaStreamSynchronize(c.s));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, c.ev[0], c.ev[1]));
+        v.push_back(1e3 * ms / batch);
+    }
+    CK(cudaGraphExecDestroy(ge));
+    CK(cudaGraphDestroy(g));
+    L.graph_batches_us = v;
+    L.graph_us = stats_of(v).median;
+    return L;
+}
+
+void json_latency(Json &j, const Latency &L)
+{
+    j.key("kernels_per_reduction").i64(L.kernels);
+    j.key("stream_us_median").num(L.stream_us);
+    j.key("graph_us_median").num(L.graph_us);
+    j.key("stream_us_batches").arr();
+    for (double x : L.stream_batches_us) j.num(x);
+    j.end_arr();
+    j.key("graph_us_batches").arr();
+    for (double x : L.graph_batches_us) j.num(x);
+    j.end_arr();
+}
+
+int mode_small(const Options &o)
+{
+    Ctx c = init_device(o);
+    print_header(c, "--small: latency per reduction for small n");
+    const std::vector<const Case *> cases = selected_cases(o);
+    const int batch = 1000;
+    const int batches = o.reps > 0 ? o.reps : o.quick ? 3 : 10;
+    const double target_us = 5.0;
+    std::vector<size_t> sizes;
+    if (!o.sizes.empty()) sizes = o.sizes;
+    else if (o.quick) sizes = {(size_t)1 << 6, (size_t)1 << 10, (size_t)1 << 16};
+    else
+        for (int e = 6; e <= 16; ++e) sizes.push_back((size_t)1 << e);
+    const int block = o.blocks.empty() ? 256 : o.blocks[0];
+
+    printf("us per reduction = median over %d batches of (batch time / %d); a batch is %d back-to-back reductions on "
+           "one stream,\nlaunched from the host (\"stream\", host launch cost included) or replayed as one CUDA "
+           "graph (\"graph\").\nours = multipass, block %d; launches = kernels per reduction (counted in a captured "
+           "graph).\n\n",
+           batches, batch, batch, block);
+    printf("%-8s %-4s %-7s %7s | %4s %9s %9s | %4s %9s %9s | %6s %6s | %s\n", "type", "op", "acc", "n", "ours",
+           "stream us", "graph us", "CUB", "stream us", "graph us", "ratio", "ratioG", "ours <= 5 us (stream)");
+    printf("---------------------------------------------------------------------------------------------------------"
+           "--------------\n");
+
+    Json j;
+    j.obj();
+    json_header(j, c, o, "small");
+    j.key("batch").i64(batch);
+    j.key("batches").i64(batches);
+    j.key("block").i64(block);
+    j.key("target_us").num(target_us);
+    j.key("results").arr();
+    int misses = 0;
+    for (const Case *cs : cases) {
+        for (size_t n : sizes) {
+            Inputs in;
+            if (!alloc_inputs(in, *cs, n, 1)) continue;
+            make_data(c, in);
+            ensure_slots(c, 1);
+
+            Workspace ws;
+            dr_gpu_reduce_t r = make_request(c, in, DR_KERNEL_MULTIPASS, block);
+            dr_gpu_plan_t plan;
+            CK(dr_gpu_plan(&r, &plan));
+            ws.ensure(std::max<size_t>(plan.work_bytes, 256), c.s);
+            r.d_work = ws.d;
+            r.d_result = slot(c, 0);
+            poison_slots(c, 1);
+            const Latency ours =
+                measure_latency(c, batch, batches, [&] { CK(dr_gpu_reduce(&r, &plan, c.s, nullptr)); });
+            check_slots(c, in, 1, plan.serial_depth, "ours (small)");
+            if (ours.kernels != plan.passes)
+                printf("note: %s n=%zu: a captured reduction has %d kernel nodes, plan.passes is %d\n", cs->id, n,
+                       ours.kernels, plan.passes);
+
+            size_t tb = 0;
+            CK(cs->cub(nullptr, &tb, in.buf(0), slot(c, 0), n, c.s));
+            Workspace temp;
+            temp.ensure(std::max<size_t>(tb, 256), c.s);
+            poison_slots(c, 1);
+            const Latency cub = measure_latency(c, batch, batches, [&] {
+                size_t t = tb;
+                CK(cs->cub(temp.d, &t, in.buf(0), slot(c, 0), n, c.s));
+            });
+            check_slots(c, in, 1, (uint64_t)n, "CUB (small)");
+            free_inputs(in);
+
+            const bool ok = ours.stream_us <= target_us;
+            misses += !ok;
+            printf("%-8s %-4s %-7s %7zu | %4d %9.2f %9.2f | %4d %9.2f %9.2f | %6.2f %6.2f | %s\n",
+                   dr_dtype_name(cs->dtype), dr_op_name(cs->op), dr_acc_kind_name(case_acc(*cs)), n, plan.passes,
+                   ours.stream_us, ours.graph_us, cub.kernels, cub.stream_us, cub.graph_us,
+                   ours.stream_us > 0 ? cub.stream_us / ours.stream_us : 0,
+                   ours.graph_us > 0 ? cub.graph_us / ours.graph_us : 0, ok ? "ok" : "MISS");
+            fflush(stdout);
+
+            j.obj();
+            j.key("case").str(cs->id);
+            j.key("dtype").str(dr_dtype_name(cs->dtype));
+            j.key("op").str(dr_op_name(cs->op));
+            j.key("acc").str(dr_acc_kind_name(case_acc(*cs)));
+            j.key("n").u64(n);
+            j.key("ours").obj();
+            j.key("passes").i64(plan.passes);
+            j.key("grid").arr();
+            for (int p = 0; p < plan.passes; ++p) j.u64(plan.grid[p]);
+            j.end_arr();
+            json_latency(j, ours);
+            j.end_obj();
+            j.key("cub").obj();
+            j.key("api").str(cs->cub_api);
+            j.key("temp_bytes").u64(tb);
+            json_latency(j, cub);
+            j.end_obj();
+            j.key("meets_target").boolean(ok);
+            j.end_obj();
+        }
+        printf("\n");
+    }
+    j.end_arr();
+    j.key("misses").i64(misses);
+    j.end_obj();
+    printf("ratio = CUB us / ours us (>= 1: ours faster), ratioG the same for graph replay. Target: ours <= %.0f us "
+           "per reduction for n <= 2^16: %s (%d miss%s).\n",
+           target_us, misses ? "NOT MET" : "met", misses, misses == 1 ? "" : "es");
+    write_json(o, j);
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const Options o = parse_options(argc, argv);
+    validate_cases(o);
+    if (o.levels) return mode_levels(o);
+    if (o.small) return mode_small(o);
+    return mode_perf(o);
+}
