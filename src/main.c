@@ -234,7 +234,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     uint64_t first = 0, count = 0;
     if (s == DR_OK) s = setup_backend(o, &topo, ngpus, &be, &binding);
     if (s == DR_OK && dr_shard(o->n, o->scaling, rank, nranks, &first, &count) != 0) {
-        dr_error("--scaling weak with -n %" PRIu64 " on %d ranks makes more than 2^64 - 1 elements", o->n, nranks);
+        if (rank == 0) /* every rank sees the same overflow: say it once */
+            dr_error("--scaling weak with -n %" PRIu64 " on %d ranks makes more than 2^64 - 1 elements", o->n,
+                     nranks);
         s = DR_ERR_USAGE;
     }
     double gen_ms = NAN;

@@ -2,7 +2,9 @@
  * every message says which value was wrong and what is allowed. */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fenv.h>
 #include <float.h>
 #include <inttypes.h>
 #include <math.h>
@@ -107,12 +109,30 @@ int dr_parse_count(const char *s, uint64_t *out, char *err, size_t errlen)
     return 0;
 }
 
+/* The base of an integer text: 10 for decimal digits, 16 for 0x and hex digits, each with an optional leading '-'
+ * when allowed; 0 for anything else. strtol alone would also take leading blanks, '+', and octal. */
+static int integer_base(const char *s, int allow_minus, int allow_hex)
+{
+    if (allow_minus && *s == '-') ++s;
+    int base = 10;
+    if (allow_hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        base = 16;
+        s += 2;
+    }
+    if (*s == '\0') return 0;
+    for (; *s; ++s)
+        if (!(base == 16 ? isxdigit((unsigned char)*s) : isdigit((unsigned char)*s))) return 0;
+    return base;
+}
+
+static int is_decimal(const char *s, int allow_minus) { return integer_base(s, allow_minus, 0) == 10; }
+
 static int parse_int(const char *name, const char *s, long lo, long hi, int *out, char *err, size_t errlen)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || errno != 0 || v < lo || v > hi)
+    if (!is_decimal(s, lo < 0) || *end != '\0' || errno != 0 || v < lo || v > hi)
         return fail(err, errlen, "invalid %s '%s': expected an integer in %ld..%ld", name, s, lo, hi);
     *out = (int)v;
     return 0;
@@ -148,6 +168,31 @@ static int round_to_small_float(double v, int man, int bias, uint32_t *bits)
     return 0;
 }
 
+/* Round the decimal text s to float16 (man 10) or bfloat16 (man 7) correctly, i.e. once. strtod rounds the text
+ * to a double first, which could land exactly on a midpoint between two small-format values that the text itself
+ * is not on. Parsing with the rounding directed down and up brackets the text between adjacent doubles lo <= v <=
+ * hi. If they round to different values, a midpoint m (itself a double) is lo or hi; the text lies strictly past
+ * it, so: m == lo means round up (hi's value), else down (lo's value). */
+static int round_decimal_to_small_float(const char *s, int man, int bias, uint32_t *bits)
+{
+    const int saved = fegetround();
+    fesetround(FE_DOWNWARD);
+    const double lo = strtod(s, NULL);
+    fesetround(FE_UPWARD);
+    const double hi = strtod(s, NULL);
+    fesetround(saved);
+    uint32_t blo, bhi;
+    if (round_to_small_float(lo, man, bias, &blo) != 0 || round_to_small_float(hi, man, bias, &bhi) != 0) return -1;
+    if (blo == bhi) {
+        *bits = blo;
+        return 0;
+    }
+    const double vlo = man == 10 ? dr_f16_to_f32((uint16_t)blo) : dr_bf16_to_f32((uint16_t)blo);
+    const double vhi = man == 10 ? dr_f16_to_f32((uint16_t)bhi) : dr_bf16_to_f32((uint16_t)bhi);
+    *bits = lo == 0.5 * (vlo + vhi) ? bhi : blo;
+    return 0;
+}
+
 int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_t errlen)
 {
     char *end;
@@ -155,17 +200,19 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
     if (!dr_dtype_is_float(t)) {
         if (*s == '\0') return fail(err, errlen, "invalid constant '': expected an integer for --type %s", dr_dtype_name(t));
         if (t == DR_UINT32 || t == DR_UINT64) {
-            if (*s == '-')
-                return fail(err, errlen, "invalid constant '%s': --type %s holds 0..%s", s, dr_dtype_name(t),
-                            t == DR_UINT32 ? "4294967295" : "18446744073709551615");
-            unsigned long long v = strtoull(s, &end, 0);
+            const int base = integer_base(s, 0, 1);
+            if (!base)
+                return fail(err, errlen, "invalid constant '%s': --type %s holds the integers 0..%s (decimal or 0x hex)",
+                            s, dr_dtype_name(t), t == DR_UINT32 ? "4294967295" : "18446744073709551615");
+            unsigned long long v = strtoull(s, &end, base);
             if (*end != '\0' || errno == ERANGE || (t == DR_UINT32 && v > UINT32_MAX))
                 return fail(err, errlen, "invalid constant '%s': --type %s holds 0..%s", s, dr_dtype_name(t),
                             t == DR_UINT32 ? "4294967295" : "18446744073709551615");
             *bits = (uint64_t)v;
         } else {
-            long long v = strtoll(s, &end, 0);
-            if (*end != '\0' || errno == ERANGE || (t == DR_INT32 && (v < INT32_MIN || v > INT32_MAX)))
+            const int base = integer_base(s, 1, 1);
+            long long v = base ? strtoll(s, &end, base) : 0;
+            if (!base || *end != '\0' || errno == ERANGE || (t == DR_INT32 && (v < INT32_MIN || v > INT32_MAX)))
                 return fail(err, errlen, "invalid constant '%s': --type %s holds %s", s, dr_dtype_name(t),
                             t == DR_INT32 ? "-2147483648..2147483647" : "-9223372036854775808..9223372036854775807");
             *bits = t == DR_INT32 ? (uint64_t)(uint32_t)(int32_t)v : (uint64_t)v;
@@ -173,7 +220,7 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
         return 0;
     }
     double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0')
+    if (*s == '\0' || isspace((unsigned char)*s) || *end != '\0')
         return fail(err, errlen, "invalid constant '%s': expected a number (or nan, inf) for --type %s", s,
                     dr_dtype_name(t));
     /* strtod saturates to +-HUGE_VAL on overflow: a finite spelling that overflowed is out of range. */
@@ -187,7 +234,7 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
         memcpy(bits, &v, 8);
         return 0;
     case DR_FLOAT32: {
-        float f = (float)v;
+        float f = strtof(s, NULL); /* straight from the decimal text: rounding through double could round twice */
         if (isinf(f) && !isinf(v))
             return fail(err, errlen, "invalid constant '%s': out of range for --type float32 (|V| <= 3.4028235e38)", s);
         memcpy(&b32, &f, 4);
@@ -201,7 +248,7 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
             *bits = sign | (t == DR_FLOAT16 ? 0x7e00u : 0x7fc0u);
         } else if (isinf(v)) {
             *bits = sign | (t == DR_FLOAT16 ? 0x7c00u : 0x7f80u);
-        } else if (round_to_small_float(v, man, bias, &b32) != 0) {
+        } else if (round_decimal_to_small_float(s, man, bias, &b32) != 0) {
             return fail(err, errlen, "invalid constant '%s': out of range for --type %s (|V| <= %s)", s,
                         dr_dtype_name(t), t == DR_FLOAT16 ? "65504" : "3.3895314e38");
         } else {
@@ -289,8 +336,9 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         uint64_t seed;
         char *end;
         errno = 0;
-        if (*v == '-' || *v == '\0') return fail(err, errlen, "invalid --seed '%s': expected an integer in 0..2^64-1", v);
-        seed = strtoull(v, &end, 0);
+        const int base = integer_base(v, 0, 1);
+        if (!base) return fail(err, errlen, "invalid --seed '%s': expected an integer in 0..2^64-1", v);
+        seed = strtoull(v, &end, base);
         if (*end != '\0' || errno == ERANGE)
             return fail(err, errlen, "invalid --seed '%s': expected an integer in 0..2^64-1", v);
         o->gen.seed = seed;

@@ -46,10 +46,16 @@ static void element_acc(const dr_gen_t *g, uint64_t i, dr_acc_kind_t acc, dr_val
     }
 }
 
-/* Double-double arithmetic (Knuth's TwoSum, and TwoProd through fma). */
+/* Double-double arithmetic (Knuth's TwoSum, and TwoProd through fma). Past the double range the value becomes
+ * +-inf with a zero low part (the error terms would be inf - inf = NaN). */
 static void dd_add(double *hi, double *lo, double x)
 {
     double s = *hi + x, bp = s - *hi;
+    if (!isfinite(s)) {
+        *hi = s;
+        *lo = 0;
+        return;
+    }
     *lo += (*hi - (s - bp)) + (x - bp);
     *hi = s;
 }
@@ -57,6 +63,11 @@ static void dd_add(double *hi, double *lo, double x)
 static void dd_renorm(double *hi, double *lo)
 {
     double s = *hi + *lo;
+    if (!isfinite(s)) {
+        *hi = s;
+        *lo = 0;
+        return;
+    }
     *lo = *lo - (s - *hi);
     *hi = s;
 }
@@ -64,6 +75,11 @@ static void dd_renorm(double *hi, double *lo)
 static void dd_mul(double *hi, double *lo, double xh, double xl)
 {
     double p = *hi * xh, e = fma(*hi, xh, -p);
+    if (!isfinite(p)) {
+        *hi = p;
+        *lo = 0;
+        return;
+    }
     e += *hi * xl + *lo * xh;
     *hi = p + e;
     *lo = e - (*hi - p);
@@ -227,6 +243,11 @@ void dr_reference_check(const dr_reference_t *ref, const dr_value_t *result, uin
         int negative = (int)((ref->negative + ref->neg_inf) & 1);
         special = ref->zero ? 0.0 : INFINITY;
         if (negative) special = -special;
+        /* A zero times partial products that overflowed is 0 * inf = NaN in whichever order reaches it: with a
+         * zero among the elements and the rest of the product past the accumulator's range, both 0 and NaN are
+         * the IEEE outcome of some order. */
+        const double max_finite = ref->acc == DR_ACC_F32 ? 0x1.fffffep127 : 0x1.fffffffffffffp1023;
+        if (ref->zero && (isinf(ref->hi) || fabs(ref->hi) > max_finite) && isnan(r)) special = NAN;
     } else
         has_special = 0;
     const double sign = ref->op == DR_PROD && (ref->negative & 1) ? -1.0 : 1.0;

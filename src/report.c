@@ -207,6 +207,13 @@ static void json_number(FILE *f, double x)
     else fprintf(f, "%.9g", x);
 }
 
+/* All the digits, for values a reader compares exactly (the reference). */
+static void json_number_exact(FILE *f, double x)
+{
+    if (isnan(x) || isinf(x)) fprintf(f, "null");
+    else fprintf(f, "%.17g", x);
+}
+
 static void json_levels(FILE *f, const dr_report_t *r, int node)
 {
     level_stats_t rows[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1];
@@ -257,7 +264,7 @@ static void write_json(const dr_report_t *r, FILE *f)
     if (o->verify) {
         fprintf(f, ", \"pass\": %s, \"exact\": %s, \"expected\": ", r->check.pass ? "true" : "false",
                 r->check.exact ? "true" : "false");
-        json_number(f, r->check.expected);
+        json_number_exact(f, r->check.expected);
         fprintf(f, ", \"error\": ");
         json_number(f, r->check.error);
         fprintf(f, ", \"bound\": ");

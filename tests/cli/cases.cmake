@@ -1,0 +1,105 @@
+# Command-line cases: dr_cli_test(name code regex args...) runs `bash expect.sh CODE REGEX dreduce args...`
+# (tests/cli/expect.sh): exit code CODE and output matching REGEX (grep -E). For CODE 2, expect.sh also requires
+# exactly one line on stderr starting with "dreduce: error:".
+#
+# dr_cli_check(name [OPTS expect.sh-options...] CODE code REGEX regex [ARGS dreduce-args...]) is the same with
+# expect.sh's extra checks (--also, --not, --json, --json-expr, --env, --csv-append, --file).
+# Regexes avoid backslashes and semicolons (CMake list separators): use [.] [(] etc.
+
+function(dr_cli_check name)
+  cmake_parse_arguments(PARSE_ARGV 1 C "" "CODE;REGEX" "OPTS;ARGS")
+  add_test(NAME cli_${name}
+           COMMAND bash ${DR_EXPECT} ${C_OPTS} ${C_CODE} ${C_REGEX} $<TARGET_FILE:dreduce> ${C_ARGS})
+  set_tests_properties(cli_${name} PROPERTIES LABELS cli TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
+endfunction()
+
+set(DR_CLI_OUT ${CMAKE_CURRENT_BINARY_DIR}/cli-out)
+file(MAKE_DIRECTORY ${DR_CLI_OUT})
+
+# ---- help and version ----
+dr_cli_check(help CODE 0 REGEX "^usage: dreduce"
+             OPTS --also "--count" --also "--type" --also "--op" --also "--acc" --also "--data" --also "--kernel"
+                  --also "--block" --also "--device" --also "--iters" --also "--misalign" --also "--scaling"
+                  --also "--combine" --also "--format" --also "--output" --also "--version" --also "Exit status"
+             ARGS --help)
+dr_cli_test(help_short 0 "^usage: dreduce" -h)
+dr_cli_test(help_after_options 0 "^usage: dreduce" -n 5 --type int32 --help)
+dr_cli_check(version CODE 0 REGEX "^dreduce [0-9]+[.][0-9]+[.][0-9]+$" OPTS --not "usage" ARGS --version)
+
+# ---- bad usage: exit 2, one line "dreduce: error: ..." naming the bad value ----
+dr_cli_test(unknown_option 2 "^dreduce: error: .*'--frobnicate'" --frobnicate)
+dr_cli_test(unknown_option_value 2 "^dreduce: error: .*'--frobnicate'" --frobnicate=3)
+dr_cli_test(unknown_short 2 "^dreduce: error: .*'-x'" -x)
+dr_cli_test(stray_argument 2 "^dreduce: error: .*'stray'" -n 5 stray)
+dr_cli_test(missing_value 2 "^dreduce: error: .*--type.*needs a value" --type)
+dr_cli_test(missing_value_short 2 "^dreduce: error: .*--count.*needs a value" --device cpu -n)
+dr_cli_test(no_value_allowed 2 "^dreduce: error: .*--allreduce.*takes no value" --allreduce=1)
+dr_cli_test(count_negative 2 "^dreduce: error: .*count '-5'" -n -5)
+dr_cli_test(count_garbage 2 "^dreduce: error: .*count 'abc'" -n abc)
+dr_cli_test(count_overflow 2 "^dreduce: error: .*'99999999999999999999'.*2.64" -n 99999999999999999999)
+dr_cli_test(count_overflow_suffix 2 "^dreduce: error: .*'17179869184Gi'" --count=17179869184Gi)
+dr_cli_test(count_bad_suffix 2 "^dreduce: error: .*'5MiB'.*Ki Mi Gi Ti" -n 5MiB)
+dr_cli_test(count_fraction 2 "^dreduce: error: .*'1[.]5M'" -n 1.5M)
+dr_cli_test(bad_type 2 "^dreduce: error: .*'float128'.*int32.*bfloat16" --type float128)
+dr_cli_test(bad_op 2 "^dreduce: error: .*'mean'.*sum.*bxor" --op mean)
+dr_cli_test(bad_kernel 2 "^dreduce: error: .*'warp'.*neighbored.*multipass" -k warp)
+dr_cli_test(bad_acc 2 "^dreduce: error: .*'double'.*wide.*native" --acc double)
+dr_cli_test(bad_data 2 "^dreduce: error: .*'zeros'.*random.*const" --data zeros)
+dr_cli_test(bad_block_not_pow2 2 "^dreduce: error: .*--block '48'.*32, 64, 128, 256, 512, 1024" --block 48)
+dr_cli_test(bad_block_too_big 2 "^dreduce: error: .*--block '2048'.*1024" -b 2048)
+dr_cli_test(bad_block_too_small 2 "^dreduce: error: .*--block '16'.*32" --block=16)
+dr_cli_test(bad_block_zero 2 "^dreduce: error: .*--block '0'" --block 0)
+dr_cli_test(bad_block_garbage 2 "^dreduce: error: .*--block 'abc'" --block abc)
+dr_cli_test(bitwise_float 2 "^dreduce: error: .*bxor.*float64" --op bxor --type float64)
+dr_cli_test(bitwise_default_type 2 "^dreduce: error: .*band.*float32" --op band)
+dr_cli_test(bad_format 2 "^dreduce: error: .*'xml'.*table.*json.*csv" --format xml)
+dr_cli_test(bad_device 2 "^dreduce: error: .*'tpu'.*auto.*gpu.*cpu" --device tpu)
+dr_cli_test(bad_scaling 2 "^dreduce: error: .*'medium'.*strong.*weak" --scaling medium)
+dr_cli_test(bad_combine 2 "^dreduce: error: .*'tree'.*hier.*flat" --combine tree)
+dr_cli_test(bad_staging 2 "^dreduce: error: .*'gpu'.*device.*host" --staging gpu)
+dr_cli_test(bad_verify 2 "^dreduce: error: .*'maybe'.*on" --verify maybe)
+dr_cli_test(iters_zero 2 "^dreduce: error: .*--iters '0'" --iters 0)
+dr_cli_test(misalign_16 2 "^dreduce: error: .*--misalign '16'.*0[.][.]15" --misalign 16)
+dr_cli_test(const_int32_range 2 "^dreduce: error: .*'2147483648'.*int32" --type int32 --data const:2147483648)
+dr_cli_test(const_uint32_negative 2 "^dreduce: error: .*'-1'.*uint32" --type uint32 --data const:-1)
+dr_cli_test(const_float16_range 2 "^dreduce: error: .*'70000'.*float16" --type float16 --data const:70000)
+dr_cli_test(const_garbage 2 "^dreduce: error: .*'1[.]5x'" --type float32 --data const:1.5x)
+# A machine without a GPU (hidden here, so the case holds on GPU machines too).
+dr_cli_check(device_gpu_without_gpu CODE 2 REGEX "^dreduce: error: .*no GPU"
+             OPTS --env CUDA_VISIBLE_DEVICES=-1 ARGS --device gpu -n 1000 --iters 1)
+dr_cli_check(output_unwritable CODE 2 REGEX "^dreduce: error: .*'/nonexistent-dir/x[.]json'"
+             ARGS --device cpu -n 1000 --iters 1 --format json --output /nonexistent-dir/x.json)
+
+# ---- runs on the CPU backend (a singleton MPI process) ----
+dr_cli_check(cpu_small CODE 0 REGEX "verification: passed" OPTS --also "^result: " --also "backend: cpu"
+             ARGS --device cpu -n 1000 --iters 2)
+dr_cli_check(json CODE 0 REGEX "\"schema\": \"dreduce-report\""
+             OPTS --json-expr "d['verification']['pass'] is True"
+                  --json-expr "d['config']['n'] == 1000 and d['config']['type'] == 'float32'"
+                  --json-expr "len(d['ranks']) == 1 and d['ranks'][0]['count'] == 1000"
+             ARGS --device cpu -n 1000 --iters 2 --format json)
+dr_cli_check(json_nan CODE 0 REGEX "\"value\": \"nan\""
+             OPTS --json-expr "d['result']['value'] == 'nan' and d['verification']['pass'] is True"
+             ARGS --device cpu -n 1000 --iters 1 --format json --op min --data const:nan)
+dr_cli_check(json_output_file CODE 0 REGEX "\"result\": [{]\"value\": \"7000\""
+             OPTS --file ${DR_CLI_OUT}/report.json --json-expr "d['result']['value'] == '7000'"
+             ARGS --device cpu -n 1000 --iters 1 --format json --type int32 --data const:7 -o ${DR_CLI_OUT}/report.json)
+dr_cli_check(csv_append CODE 0 REGEX "^1,0,.*,total,.*,int64,.*,pass$"
+             OPTS --csv-append ${DR_CLI_OUT}/append.csv
+             ARGS --device cpu -n 1000 --iters 2 --type int32 --format csv -o ${DR_CLI_OUT}/append.csv)
+dr_cli_test(const_int32_sum 0 "^result: 7000 [(]int64[)]" --type int32 --data const:7 -n 1000 --device cpu --iters 1)
+dr_cli_test(iota_int64_sum 0 "^result: 499500 [(]int64[)]" --type int64 --data iota -n 1000 --device cpu --iters 1)
+dr_cli_test(iota_uint64_bxor 0 "^result: 1023 [(]uint64[)]" --type uint64 --op bxor --data iota -n 1023 --device cpu)
+dr_cli_test(ones_float16_sum 0 "^result: 1000 [(]float64[)]" --type float16 --data ones -n 1000 --device cpu)
+dr_cli_test(ones_bfloat16_native 0 "^result: 256 [(]float32[)]" --type bfloat16 --acc native --data ones -n 256 --device cpu)
+dr_cli_test(const_int32_min 0 "^result: -5 [(]int32[)]" --type int32 --op min --data const:-5 -n 777 --device cpu)
+dr_cli_check(misalign CODE 0 REGEX "verification: passed"
+             ARGS --device cpu -n 1000 --misalign 3 --iters 2)
+dr_cli_check(misalign_15_float16 CODE 0 REGEX "verification: passed"
+             ARGS --device cpu -n 70001 --misalign 15 --type float16 --iters 2)
+dr_cli_check(empty_array CODE 0 REGEX "^result: 0 [(]float64[)]" OPTS --also "verification: passed"
+             ARGS --device cpu -n 0 --iters 1)
+dr_cli_check(weak_single_rank CODE 0 REGEX "verification: passed" OPTS --also "weak"
+             ARGS --device cpu -n 1000 --scaling weak --iters 1)
+dr_cli_check(verify_off CODE 0 REGEX "^result: " OPTS --not "verification: (passed|FAILED)"
+             ARGS --device cpu -n 1000 --verify off --iters 1)

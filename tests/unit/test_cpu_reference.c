@@ -1,0 +1,656 @@
+/* Unit test of the CPU backend (src/cpu_backend.c) against the host reference (src/reference.c) and against our
+ * own naive single-threaded loops: every row of DR_REDUCTION_TABLE, several sizes, thread counts, patterns and
+ * offsets; merged shard references; the float min/max NaN and signed-zero rules; and that the check can fail. */
+#include <math.h>
+
+#include "check.h"
+#include "cpu_backend.h"
+#include "dreduce/accum.h"
+#include "dreduce/datagen.h"
+#include "dreduce/table.h"
+#include "reference.h"
+
+typedef struct {
+    dr_dtype_t dtype;
+    dr_op_t op;
+    dr_acc_kind_t acc;
+    const char *name;
+} row_t;
+
+static const row_t rows[] = {
+#define X(DT, OP, op, ACC, acc) {DR_##DT, DR_##OP, DR_ACC_##ACC, #DT " " #OP " " #ACC},
+    DR_REDUCTION_TABLE
+#undef X
+};
+enum { NROWS = sizeof rows / sizeof rows[0] };
+
+/* ---- our own naive reductions (not accum.h's functions): one loop, in index order ---- */
+
+/* Integer element widened to 64 bits: sign-extended for signed types. */
+static uint64_t int_elem(dr_dtype_t t, const void *in, size_t i)
+{
+    switch (t) {
+    case DR_INT32: return (uint64_t)(int64_t)((const int32_t *)in)[i];
+    case DR_UINT32: return ((const uint32_t *)in)[i];
+    case DR_INT64: return (uint64_t)((const int64_t *)in)[i];
+    default: return ((const uint64_t *)in)[i];
+    }
+}
+
+/* An integer reduction, carried in 64 bits and reduced to the accumulator's width at the end (wrapping sums and
+ * products are congruent modulo 2^32; min/max compare as the accumulator's signedness). */
+static void naive_int(const row_t *r, const void *in, size_t n, dr_value_t *out)
+{
+    const int acc_signed = r->acc == DR_ACC_I32 || r->acc == DR_ACC_I64;
+    const int acc64 = r->acc == DR_ACC_I64 || r->acc == DR_ACC_U64;
+    uint64_t a;
+    switch (r->op) {
+    case DR_SUM: case DR_BOR: case DR_BXOR: a = 0; break;
+    case DR_PROD: a = 1; break;
+    case DR_BAND: a = UINT64_MAX; break;
+    case DR_MIN: a = acc_signed ? (acc64 ? (uint64_t)INT64_MAX : (uint64_t)INT32_MAX) : (acc64 ? UINT64_MAX : UINT32_MAX); break;
+    default: a = acc_signed ? (acc64 ? (uint64_t)INT64_MIN : (uint64_t)(int64_t)INT32_MIN) : 0; break;
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t x = int_elem(r->dtype, in, i);
+        switch (r->op) {
+        case DR_SUM: a += x; break;
+        case DR_PROD: a *= x; break;
+        case DR_BAND: a &= x; break;
+        case DR_BOR: a |= x; break;
+        case DR_BXOR: a ^= x; break;
+        case DR_MIN:
+            if (acc_signed ? (int64_t)x < (int64_t)a : x < a) a = x;
+            break;
+        default:
+            if (acc_signed ? (int64_t)x > (int64_t)a : x > a) a = x;
+            break;
+        }
+    }
+    memset(out, 0, sizeof *out);
+    switch (r->acc) {
+    case DR_ACC_I32: out->i32 = (int32_t)(uint32_t)a; break;
+    case DR_ACC_U32: out->u32 = (uint32_t)a; break;
+    case DR_ACC_I64: out->i64 = (int64_t)a; break;
+    default: out->u64 = a; break;
+    }
+}
+
+static double float_elem(dr_dtype_t t, const void *in, size_t i)
+{
+    switch (t) {
+    case DR_FLOAT32: return ((const float *)in)[i];
+    case DR_FLOAT64: return ((const double *)in)[i];
+    case DR_FLOAT16: return dr_f16_to_f32(((const uint16_t *)in)[i]);
+    default: return dr_bf16_to_f32(((const uint16_t *)in)[i]);
+    }
+}
+
+/* Float min/max with the documented rules, written independently: NaN wins; -0 < +0. */
+static double nmin(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) ? a : b;
+    if (a == b) return signbit(a) ? a : b;
+    return a < b ? a : b;
+}
+static double nmax(double a, double b)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) ? a : b;
+    if (a == b) return signbit(a) ? b : a;
+    return a > b ? a : b;
+}
+
+/* A float reduction in index order, rounding to the accumulator after every step. */
+static void naive_float(const row_t *r, const void *in, size_t n, dr_value_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (r->acc == DR_ACC_F32) {
+        float a = r->op == DR_SUM ? 0.0f : r->op == DR_PROD ? 1.0f : r->op == DR_MIN ? INFINITY : -INFINITY;
+        for (size_t i = 0; i < n; ++i) {
+            const float x = (float)float_elem(r->dtype, in, i);
+            if (r->op == DR_SUM) a = a + x;
+            else if (r->op == DR_PROD) a = a * x;
+            else a = (float)(r->op == DR_MIN ? nmin(a, x) : nmax(a, x));
+        }
+        out->f32 = a;
+    } else {
+        double a = r->op == DR_SUM ? 0.0 : r->op == DR_PROD ? 1.0 : r->op == DR_MIN ? INFINITY : -INFINITY;
+        for (size_t i = 0; i < n; ++i) {
+            const double x = float_elem(r->dtype, in, i);
+            if (r->op == DR_SUM) a = a + x;
+            else if (r->op == DR_PROD) a = a * x;
+            else a = r->op == DR_MIN ? nmin(a, x) : nmax(a, x);
+        }
+        out->f64 = a;
+    }
+}
+
+static void fmt(const row_t *r, const dr_value_t *v, char *buf, size_t len)
+{
+    switch (r->acc) {
+    case DR_ACC_I32: snprintf(buf, len, "%" PRId32, v->i32); break;
+    case DR_ACC_U32: snprintf(buf, len, "%" PRIu32, v->u32); break;
+    case DR_ACC_I64: snprintf(buf, len, "%" PRId64, v->i64); break;
+    case DR_ACC_U64: snprintf(buf, len, "%" PRIu64, v->u64); break;
+    case DR_ACC_F32: snprintf(buf, len, "%a", (double)v->f32); break;
+    default: snprintf(buf, len, "%a", v->f64); break;
+    }
+}
+
+/* Bitwise equality of two accumulator values (NaN == NaN whatever the payload). */
+static int same_value(const row_t *r, const dr_value_t *a, const dr_value_t *b)
+{
+    if (r->acc == DR_ACC_F32 && isnan(a->f32) && isnan(b->f32)) return 1;
+    if (r->acc == DR_ACC_F64 && isnan(a->f64) && isnan(b->f64)) return 1;
+    return memcmp(a, b, dr_acc_kind_size(r->acc)) == 0;
+}
+
+static int exact_kind(const row_t *r) { return !dr_acc_kind_is_float(r->acc) || r->op == DR_MIN || r->op == DR_MAX; }
+
+static const char *const pattern_names[] = {"random", "iota", "ones", "const"};
+
+/* A constant for the row's type: integers any bits; floats a finite value that keeps sums and products sane. */
+static uint64_t pick_const(const row_t *r, uint64_t *rng)
+{
+    const uint64_t x = check_rand(rng);
+    switch (r->dtype) {
+    case DR_INT32: case DR_UINT32: return (uint32_t)x;
+    case DR_INT64: case DR_UINT64: return x;
+    case DR_FLOAT32: {
+        float f = r->op == DR_PROD ? 1.0f + (float)((int)(x % 16) - 8) * 0x1p-20f : (float)((int)(x % 2001) - 1000) / 256.0f;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        return b;
+    }
+    case DR_FLOAT64: {
+        double d = r->op == DR_PROD ? 1.0 + (double)((int)(x % 16) - 8) * 0x1p-40 : (double)((int64_t)(x >> 11)) * 0x1p-50;
+        uint64_t b;
+        memcpy(&b, &d, 8);
+        return b;
+    }
+    /* 16-bit products: +-1 (the next value above 1, 1 + 2^-10, would overflow float32 within 10^5 elements). */
+    case DR_FLOAT16: return (r->op == DR_PROD ? 0x3c00u : 0x3555u) ^ (uint32_t)((x & 1) << 15);
+    default: return (r->op == DR_PROD ? 0x3f80u : 0x3eabu) ^ (uint32_t)((x & 1) << 15);
+    }
+}
+
+static size_t total_checks_rows;
+
+/* One (row, pattern, size, first): generate, reduce with every thread count, check against the naive loop and the
+ * reference (itself computed with several thread counts). */
+static void run_case(const row_t *r, dr_pattern_t pattern, size_t n, uint64_t first, uint64_t *rng, void *buf,
+                     void *buf2)
+{
+    static const int threads[] = {1, 2, 3, 7};
+    dr_gen_t g = {pattern, r->dtype, r->op, check_rand(rng), 0};
+    if (pattern == DR_DATA_CONST) g.const_bits = pick_const(r, rng);
+    const size_t es = dr_dtype_size(r->dtype);
+    char ctx[256];
+    snprintf(ctx, sizeof ctx, "%s %s n=%zu first=%" PRIu64 " seed=%" PRIu64 " const=0x%" PRIx64, r->name,
+             pattern_names[pattern], n, first, g.seed, g.const_bits);
+    /* Generation does not depend on the thread count. */
+    dr_cpu_generate(&g, first, buf, n, 1);
+    dr_cpu_generate(&g, first, buf2, n, 3);
+    CHECK(memcmp(buf, buf2, n * es) == 0, "%s: dr_cpu_generate with 1 and 3 threads differ", ctx);
+
+    dr_value_t naive;
+    if (dr_acc_kind_is_float(r->acc)) naive_float(r, buf, n, &naive);
+    else naive_int(r, buf, n, &naive);
+    char want[64], got[64];
+    fmt(r, &naive, want, sizeof want);
+
+    dr_value_t first_result;
+    for (size_t k = 0; k < sizeof threads / sizeof threads[0]; ++k) {
+        dr_value_t res;
+        uint64_t depth = 0;
+        memset(&res, 0xa5, sizeof res);
+        int rc = dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, threads[k], &res, &depth);
+        CHECK(rc == 0, "%s threads=%d: dr_cpu_reduce returned %d for a table row", ctx, threads[k], rc);
+        fmt(r, &res, got, sizeof got);
+        /* Integers and min/max: bit for bit the naive loop, whatever the threads. Float sums and products: the naive
+         * loop in the same accumulator only on one thread (same order). */
+        if (exact_kind(r) || threads[k] == 1)
+            CHECK(same_value(r, &res, &naive), "%s threads=%d: got %s, naive loop gives %s", ctx, threads[k], got, want);
+        if (k == 0) first_result = res;
+        else
+            CHECK(same_value(r, &res, &first_result) || !exact_kind(r), "%s: threads=%d differs from threads=1", ctx,
+                  threads[k]);
+        /* Depth: at least the longest sequential chain of one thread's slice (never less than n / threads). */
+        CHECK(depth >= (n + (uint64_t)threads[k] - 1) / (uint64_t)threads[k] || depth >= n,
+              "%s threads=%d: depth %" PRIu64 " is below ceil(n / threads)", ctx, threads[k], depth);
+
+        dr_reference_t ref;
+        dr_reference_compute(&g, r->acc, first, n, threads[(k + 1) % 4], &ref);
+        CHECK(ref.count == n, "%s: reference count %" PRIu64 ", expected %zu", ctx, ref.count, n);
+        CHECK(ref.acc == r->acc && ref.op == r->op, "%s: reference acc/op %d/%d", ctx, ref.acc, ref.op);
+        dr_check_t chk;
+        dr_reference_check(&ref, &res, depth, &chk);
+        CHECK(chk.pass, "%s threads=%d: reference check failed: %s", ctx, threads[k], chk.detail);
+        if (exact_kind(r)) {
+            CHECK(chk.exact == 1, "%s: exact kinds must be compared exactly: %s", ctx, chk.detail);
+            CHECK(same_value(r, &ref.exact, &naive), "%s: reference exact value differs from the naive loop (%s): %s",
+                  ctx, want, chk.detail);
+        }
+    }
+    ++total_checks_rows;
+}
+
+/* Closed forms for constant data, independent of any loop. */
+static void test_const_closed_forms(uint64_t *rng)
+{
+    static const size_t sizes[] = {0, 1, 2, 7, 1000, 65537};
+    for (int ri = 0; ri < NROWS; ++ri) {
+        const row_t *r = &rows[ri];
+        if (dr_acc_kind_is_float(r->acc)) continue;
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+            const size_t n = sizes[si];
+            dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, pick_const(r, rng)};
+            const int is_signed = r->dtype == DR_INT32 || r->dtype == DR_INT64;
+            const uint64_t c = dr_dtype_size(r->dtype) == 4 && is_signed ? (uint64_t)(int64_t)(int32_t)(uint32_t)g.const_bits
+                                                                       : g.const_bits;
+            uint64_t want64;
+            if (r->op == DR_SUM) want64 = c * (uint64_t)n;
+            else if (r->op == DR_PROD) {
+                want64 = 1;
+                for (uint64_t e = n, b = c; e; e >>= 1, b *= b)
+                    if (e & 1) want64 *= b;
+            } else if (r->op == DR_BXOR) want64 = n & 1 ? c : 0;
+            else if (n > 0) want64 = c;
+            else continue; /* identity: covered by run_case */
+            dr_value_t want;
+            memset(&want, 0, sizeof want);
+            if (r->acc == DR_ACC_I32 || r->acc == DR_ACC_U32) want.u32 = (uint32_t)want64;
+            else want.u64 = want64;
+            void *buf = malloc(n * 8 + 8);
+            dr_cpu_generate(&g, 0, buf, n, 2);
+            dr_value_t res;
+            uint64_t depth;
+            dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 3, &res, &depth);
+            char a[64], b[64];
+            fmt(r, &res, a, sizeof a);
+            fmt(r, &want, b, sizeof b);
+            CHECK(same_value(r, &res, &want), "%s const 0x%" PRIx64 " n=%zu: got %s, closed form %s", r->name,
+                  g.const_bits, n, a, b);
+            dr_reference_t ref;
+            dr_reference_compute(&g, r->acc, 12345, n, 2, &ref);
+            CHECK(same_value(r, &ref.exact, &want), "%s const n=%zu: reference exact value differs from %s", r->name, n,
+                  b);
+            free(buf);
+        }
+    }
+    /* The brief's CLI example, here at the library level: int32 const:7 sum over 1000 is 7000. */
+    dr_gen_t g = {DR_DATA_CONST, DR_INT32, DR_SUM, 1, 7};
+    int32_t buf[1000];
+    dr_cpu_generate(&g, 0, buf, 1000, 1);
+    dr_value_t res;
+    uint64_t depth;
+    dr_cpu_reduce(DR_INT32, DR_SUM, DR_ACC_I64, buf, 1000, 2, &res, &depth);
+    CHECK(res.i64 == 7000, "int32 const 7 sum over 1000: got %" PRId64 ", expected 7000", res.i64);
+}
+
+/* References of three uneven shards, merged, equal (integers, min/max) or check like (floats) the whole range. */
+static void test_merge(uint64_t *rng)
+{
+    static const dr_pattern_t pats[] = {DR_DATA_RANDOM, DR_DATA_IOTA};
+    const uint64_t n = 200003, first = check_rand(rng) >> 20;
+    void *buf = malloc(n * 8);
+    for (int ri = 0; ri < NROWS; ++ri) {
+        const row_t *r = &rows[ri];
+        for (int pi = 0; pi < 2; ++pi) {
+            if (dr_acc_kind_is_float(r->acc) && r->op == DR_PROD && pats[pi] == DR_DATA_IOTA)
+                continue; /* overflow: see test_prod_range */
+            dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), 0};
+            /* Uneven cuts: one tiny shard, one empty-or-small, one big. */
+            const uint64_t a = 1 + check_rand(rng) % 7, b = a + check_rand(rng) % 100000;
+            dr_reference_t whole, s0, s1, s2;
+            dr_reference_compute(&g, r->acc, first, n, 3, &whole);
+            dr_reference_compute(&g, r->acc, first, a, 1, &s0);
+            dr_reference_compute(&g, r->acc, first + a, b - a, 2, &s1);
+            dr_reference_compute(&g, r->acc, first + b, n - b, 3, &s2);
+            dr_reference_t merged = s0;
+            dr_reference_merge(&merged, &s1);
+            dr_reference_merge(&merged, &s2);
+            char ctx[192];
+            snprintf(ctx, sizeof ctx, "%s %s merge of [0,%" PRIu64 ") [%" PRIu64 ",%" PRIu64 ") [%" PRIu64 ",%" PRIu64
+                     ") first=%" PRIu64 " seed=%" PRIu64, r->name, pattern_names[pats[pi]], a, a, b, b, n, first, g.seed);
+            CHECK(merged.count == n, "%s: merged count %" PRIu64 ", expected %" PRIu64, ctx, merged.count, n);
+            dr_cpu_generate(&g, first, buf, n, 2);
+            dr_value_t res;
+            uint64_t depth;
+            dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 2, &res, &depth);
+            dr_check_t chk;
+            dr_reference_check(&merged, &res, depth + 3, &chk);
+            CHECK(chk.pass, "%s: check against the merged reference failed: %s", ctx, chk.detail);
+            if (exact_kind(r)) {
+                char a1[64], a2[64];
+                fmt(r, &merged.exact, a1, sizeof a1);
+                fmt(r, &whole.exact, a2, sizeof a2);
+                CHECK(same_value(r, &merged.exact, &whole.exact), "%s: merged %s, whole %s", ctx, a1, a2);
+            } else {
+                /* The double-double values agree to far better than the check's bound. */
+                const double m = merged.hi + merged.lo, w = whole.hi + whole.lo;
+                CHECK((isnan(m) && isnan(w)) || m == w || fabs(m - w) <= 1e-12 * fabs(w) + 1e-300,
+                      "%s: merged %.17g, whole %.17g", ctx, m, w);
+                if (r->op == DR_SUM)
+                    CHECK(fabs(merged.abs_sum - whole.abs_sum) <= 1e-9 * whole.abs_sum, "%s: abs_sum %.17g vs %.17g",
+                          ctx, merged.abs_sum, whole.abs_sum);
+            }
+        }
+    }
+    free(buf);
+}
+
+/* ---- NaN and signed-zero rules ---- */
+static int is_negzero_f(float x) { return x == 0 && signbit(x); }
+static int is_poszero_f(float x) { return x == 0 && !signbit(x); }
+static int is_negzero_d(double x) { return x == 0 && signbit(x); }
+static int is_poszero_d(double x) { return x == 0 && !signbit(x); }
+
+static void test_min_max_rules(uint64_t *rng)
+{
+    const float fn = NAN, fi = INFINITY;
+    const double dn = NAN, di = INFINITY;
+    const float fv[] = {1.0f, -1.0f, 0.0f, -0.0f, fi, -fi, 3.4e38f, 1e-45f};
+    for (size_t i = 0; i < sizeof fv / sizeof fv[0]; ++i) {
+        CHECK(isnan(dr_min_f32(fn, fv[i])), "dr_min_f32(NaN, %g) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_min_f32(fv[i], fn)), "dr_min_f32(%g, NaN) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_max_f32(fn, fv[i])), "dr_max_f32(NaN, %g) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_max_f32(fv[i], fn)), "dr_max_f32(%g, NaN) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_min_f64(dn, fv[i])), "dr_min_f64(NaN, %g) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_min_f64(fv[i], dn)), "dr_min_f64(%g, NaN) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_max_f64(dn, fv[i])), "dr_max_f64(NaN, %g) is not NaN", (double)fv[i]);
+        CHECK(isnan(dr_max_f64(fv[i], dn)), "dr_max_f64(%g, NaN) is not NaN", (double)fv[i]);
+    }
+    CHECK(isnan(dr_min_f32(fn, fn)) && isnan(dr_max_f64(dn, dn)), "min/max(NaN, NaN) is not NaN");
+    CHECK(is_negzero_f(dr_min_f32(-0.0f, 0.0f)), "dr_min_f32(-0, +0) = %g, expected -0", (double)dr_min_f32(-0.0f, 0.0f));
+    CHECK(is_negzero_f(dr_min_f32(0.0f, -0.0f)), "dr_min_f32(+0, -0) = %g, expected -0", (double)dr_min_f32(0.0f, -0.0f));
+    CHECK(is_poszero_f(dr_max_f32(-0.0f, 0.0f)), "dr_max_f32(-0, +0) = %g, expected +0", (double)dr_max_f32(-0.0f, 0.0f));
+    CHECK(is_poszero_f(dr_max_f32(0.0f, -0.0f)), "dr_max_f32(+0, -0) = %g, expected +0", (double)dr_max_f32(0.0f, -0.0f));
+    CHECK(is_negzero_f(dr_min_f32(-0.0f, -0.0f)) && is_poszero_f(dr_max_f32(0.0f, 0.0f)), "min(-0,-0) / max(+0,+0)");
+    CHECK(is_negzero_d(dr_min_f64(-0.0, 0.0)), "dr_min_f64(-0, +0) = %g, expected -0", dr_min_f64(-0.0, 0.0));
+    CHECK(is_negzero_d(dr_min_f64(0.0, -0.0)), "dr_min_f64(+0, -0) = %g, expected -0", dr_min_f64(0.0, -0.0));
+    CHECK(is_poszero_d(dr_max_f64(-0.0, 0.0)), "dr_max_f64(-0, +0) = %g, expected +0", dr_max_f64(-0.0, 0.0));
+    CHECK(is_poszero_d(dr_max_f64(0.0, -0.0)), "dr_max_f64(+0, -0) = %g, expected +0", dr_max_f64(0.0, -0.0));
+    CHECK(dr_min_f64(-di, 1.0) == -di && dr_max_f64(di, 1.0) == di && dr_min_f64(di, 1.0) == 1.0,
+          "min/max with infinities");
+    CHECK(dr_min_f32(2.0f, 1.0f) == 1.0f && dr_max_f32(1.0f, 2.0f) == 2.0f && dr_min_f32(-2.0f, 1.0f) == -2.0f,
+          "plain min/max");
+    /* Random pairs against our own rules (order independence included). */
+    for (int rep = 0; rep < 100000; ++rep) {
+        uint64_t x = check_rand(rng), y = (rep & 3) ? check_rand(rng) : x ^ ((uint64_t)1 << 63);
+        double a, b;
+        memcpy(&a, &x, 8);
+        memcpy(&b, &y, 8);
+        if ((rep & 7) == 1) a = 0.0 * (double)(x & 1 ? -1 : 1), b = -a;
+        const double m1 = dr_min_f64(a, b), m2 = dr_min_f64(b, a), M1 = dr_max_f64(a, b), M2 = dr_max_f64(b, a);
+        const double wm = nmin(a, b), wM = nmax(a, b);
+        CHECK((isnan(wm) ? isnan(m1) && isnan(m2) : memcmp(&m1, &wm, 8) == 0 && memcmp(&m2, &wm, 8) == 0),
+              "dr_min_f64(%a, %a) = %a / %a, expected %a", a, b, m1, m2, wm);
+        CHECK((isnan(wM) ? isnan(M1) && isnan(M2) : memcmp(&M1, &wM, 8) == 0 && memcmp(&M2, &wM, 8) == 0),
+              "dr_max_f64(%a, %a) = %a / %a, expected %a", a, b, M1, M2, wM);
+        const float fa = (float)a, fb = (float)b;
+        const float f1 = dr_min_f32(fa, fb), f2 = dr_min_f32(fb, fa), F1 = dr_max_f32(fa, fb), F2 = dr_max_f32(fb, fa);
+        const float fwm = (float)nmin(fa, fb), fwM = (float)nmax(fa, fb);
+        CHECK((isnan(fwm) ? isnan(f1) && isnan(f2) : memcmp(&f1, &fwm, 4) == 0 && memcmp(&f2, &fwm, 4) == 0),
+              "dr_min_f32(%a, %a) = %a / %a, expected %a", (double)fa, (double)fb, (double)f1, (double)f2, (double)fwm);
+        CHECK((isnan(fwM) ? isnan(F1) && isnan(F2) : memcmp(&F1, &fwM, 4) == 0 && memcmp(&F2, &fwM, 4) == 0),
+              "dr_max_f32(%a, %a) = %a / %a, expected %a", (double)fa, (double)fb, (double)F1, (double)F2, (double)fwM);
+    }
+    /* The generic combine follows the same rules. */
+    dr_value_t v, w;
+    memset(&v, 0, sizeof v);
+    memset(&w, 0, sizeof w);
+    v.f32 = 1.0f;
+    w.f32 = NAN;
+    dr_acc_combine(DR_ACC_F32, DR_MIN, &v, &w);
+    CHECK(isnan(v.f32), "dr_acc_combine(F32, min, 1, NaN) = %g", (double)v.f32);
+    v.f64 = -0.0;
+    w.f64 = 0.0;
+    dr_acc_combine(DR_ACC_F64, DR_MAX, &v, &w);
+    CHECK(is_poszero_d(v.f64), "dr_acc_combine(F64, max, -0, +0) = %g", v.f64);
+    v.f64 = 0.0;
+    w.f64 = -0.0;
+    dr_acc_combine(DR_ACC_F64, DR_MIN, &v, &w);
+    CHECK(is_negzero_d(v.f64), "dr_acc_combine(F64, min, +0, -0) = %g", v.f64);
+}
+
+/* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
+static void test_nan_data(uint64_t *rng, void *buf)
+{
+    for (int ri = 0; ri < NROWS; ++ri) {
+        const row_t *r = &rows[ri];
+        if (!dr_acc_kind_is_float(r->acc)) continue;
+        uint64_t nan_bits = r->dtype == DR_FLOAT64 ? 0x7ff8000000000000ull : r->dtype == DR_FLOAT32 ? 0x7fc00000u
+                          : r->dtype == DR_FLOAT16 ? 0x7e00u : 0x7fc0u;
+        const size_t n = 70001;
+        dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, nan_bits};
+        dr_cpu_generate(&g, 0, buf, n, 2);
+        dr_value_t res;
+        uint64_t depth;
+        dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 3, &res, &depth);
+        const double got = r->acc == DR_ACC_F32 ? res.f32 : res.f64;
+        CHECK(isnan(got), "%s const:nan n=%zu: got %g, expected NaN", r->name, n, got);
+        dr_reference_t ref;
+        dr_reference_compute(&g, r->acc, 0, n, 2, &ref);
+        dr_check_t chk;
+        dr_reference_check(&ref, &res, depth, &chk);
+        CHECK(chk.pass, "%s const:nan: check failed: %s", r->name, chk.detail);
+        /* A finite result must fail against a NaN reference. */
+        dr_value_t finite;
+        memset(&finite, 0, sizeof finite);
+        if (r->acc == DR_ACC_F32) finite.f32 = 1.0f;
+        else finite.f64 = 1.0;
+        dr_reference_check(&ref, &finite, depth, &chk);
+        CHECK(!chk.pass, "%s const:nan: a result of 1 passed the check: %s", r->name, chk.detail);
+
+        /* Plant one NaN into random data at a random place (first, last or anywhere), several thread counts. */
+        dr_gen_t gr = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0};
+        for (int rep = 0; rep < 6; ++rep) {
+            dr_cpu_generate(&gr, 0, buf, n, 2);
+            const size_t at = rep == 0 ? 0 : rep == 1 ? n - 1 : check_rand(rng) % n;
+            const size_t es = dr_dtype_size(r->dtype);
+            memcpy((char *)buf + at * es, &nan_bits, es); /* little-endian: the low bytes hold the pattern */
+            const int t = 1 + rep % 4;
+            dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, t, &res, &depth);
+            const double x = r->acc == DR_ACC_F32 ? res.f32 : res.f64;
+            CHECK(isnan(x), "%s random with a NaN planted at %zu of %zu, %d threads: got %g, expected NaN", r->name, at,
+                  n, t, x);
+        }
+    }
+    /* Infinities: sum of +inf and -inf is NaN; inf * 0 is NaN; const inf sums to inf. */
+    {
+        dr_gen_t g = {DR_DATA_CONST, DR_FLOAT32, DR_SUM, 1, 0x7f800000u};
+        dr_cpu_generate(&g, 0, buf, 1000, 1);
+        dr_value_t res;
+        uint64_t depth;
+        dr_cpu_reduce(DR_FLOAT32, DR_SUM, DR_ACC_F64, buf, 1000, 2, &res, &depth);
+        dr_reference_t ref;
+        dr_reference_compute(&g, DR_ACC_F64, 0, 1000, 2, &ref);
+        dr_check_t chk;
+        dr_reference_check(&ref, &res, depth, &chk);
+        CHECK(isinf(res.f64) && res.f64 > 0 && chk.pass, "float32 const:inf sum: got %g, check %s", res.f64, chk.detail);
+        res.f64 = 1e300;
+        dr_reference_check(&ref, &res, depth, &chk);
+        CHECK(!chk.pass, "float32 const:inf sum: a finite result passed: %s", chk.detail);
+    }
+}
+
+/* The check fails for wrong results: an integer off by one, a float sum off by 1000 x its bound, NaN. */
+static void test_check_can_fail(uint64_t *rng, void *buf)
+{
+    for (int ri = 0; ri < NROWS; ++ri) {
+        const row_t *r = &rows[ri];
+        const size_t n = 1000;
+        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0};
+        dr_cpu_generate(&g, 0, buf, n, 1);
+        dr_value_t res;
+        uint64_t depth;
+        dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 2, &res, &depth);
+        dr_reference_t ref;
+        dr_reference_compute(&g, r->acc, 0, n, 1, &ref);
+        dr_check_t chk;
+        dr_reference_check(&ref, &res, depth, &chk);
+        CHECK(chk.pass, "%s: the unperturbed result failed: %s", r->name, chk.detail);
+        dr_value_t bad = res;
+        switch (r->acc) {
+        case DR_ACC_I32: bad.i32 = (int32_t)((uint32_t)bad.i32 + 1u); break;
+        case DR_ACC_U32: bad.u32 += 1u; break;
+        case DR_ACC_I64: bad.i64 = (int64_t)((uint64_t)bad.i64 + 1u); break;
+        case DR_ACC_U64: bad.u64 += 1u; break;
+        case DR_ACC_F32:
+            if (r->op == DR_MIN || r->op == DR_MAX) bad.f32 = nextafterf(bad.f32, INFINITY);
+            else bad.f32 += (float)(1000 * chk.bound + fabs((double)bad.f32) * 1e-3);
+            break;
+        default:
+            if (r->op == DR_MIN || r->op == DR_MAX) bad.f64 = nextafter(bad.f64, INFINITY);
+            else bad.f64 += 1000 * chk.bound + fabs(bad.f64) * 1e-12;
+            break;
+        }
+        dr_check_t chk2;
+        dr_reference_check(&ref, &bad, depth, &chk2);
+        CHECK(!chk2.pass, "%s: a perturbed result passed the check: %s", r->name, chk2.detail);
+        /* NaN where a finite value is expected. */
+        if (dr_acc_kind_is_float(r->acc)) {
+            if (r->acc == DR_ACC_F32) bad.f32 = NAN;
+            else bad.f64 = NAN;
+            dr_reference_check(&ref, &bad, depth, &chk2);
+            CHECK(!chk2.pass, "%s: a NaN result passed the check: %s", r->name, chk2.detail);
+        }
+    }
+    /* The brief's case, explicitly: a float64 sum off by exactly 1000 x the bound. */
+    {
+        dr_gen_t g = {DR_DATA_RANDOM, DR_FLOAT64, DR_SUM, check_rand(rng), 0};
+        dr_cpu_generate(&g, 0, buf, 100000, 2);
+        dr_value_t res;
+        uint64_t depth;
+        dr_cpu_reduce(DR_FLOAT64, DR_SUM, DR_ACC_F64, buf, 100000, 2, &res, &depth);
+        dr_reference_t ref;
+        dr_reference_compute(&g, DR_ACC_F64, 0, 100000, 2, &ref);
+        dr_check_t chk;
+        dr_reference_check(&ref, &res, depth, &chk);
+        CHECK(chk.pass && chk.bound > 0, "float64 sum: pass %d bound %g: %s", chk.pass, chk.bound, chk.detail);
+        res.f64 += 1000 * chk.bound;
+        dr_check_t chk2;
+        dr_reference_check(&ref, &res, depth, &chk2);
+        CHECK(!chk2.pass, "float64 sum + 1000 x bound passed: %s", chk2.detail);
+        res.f64 -= 2000 * chk.bound;
+        dr_reference_check(&ref, &res, depth, &chk2);
+        CHECK(!chk2.pass, "float64 sum - 1000 x bound passed: %s", chk2.detail);
+    }
+    /* A table miss is refused. */
+    dr_value_t v;
+    uint64_t d;
+    CHECK(dr_cpu_reduce(DR_FLOAT32, DR_BAND, DR_ACC_F32, buf, 10, 1, &v, &d) == -1,
+          "dr_cpu_reduce(float32, band) should return -1");
+    CHECK(dr_cpu_reduce(DR_INT32, DR_SUM, DR_ACC_I32, buf, 10, 1, &v, &d) == -1,
+          "dr_cpu_reduce(int32, sum, I32) is not a table row and should return -1");
+    /* dr_acc_select picks only table rows. */
+    for (int t = 0; t < DR_DTYPE_COUNT; ++t)
+        for (int op = 0; op < DR_OP_COUNT; ++op)
+            for (int m = 0; m < DR_ACC_MODE_COUNT; ++m) {
+                if (!dr_op_valid((dr_dtype_t)t, (dr_op_t)op)) continue;
+                const dr_acc_kind_t k = dr_acc_select((dr_dtype_t)t, (dr_op_t)op, (dr_acc_mode_t)m);
+                int found = 0;
+                for (int ri = 0; ri < NROWS; ++ri)
+                    found |= rows[ri].dtype == (dr_dtype_t)t && rows[ri].op == (dr_op_t)op && rows[ri].acc == k;
+                CHECK(found, "dr_acc_select(%s, %s, %s) = %s is not a table row", dr_dtype_name((dr_dtype_t)t),
+                      dr_op_name((dr_op_t)op), dr_acc_mode_name((dr_acc_mode_t)m), dr_acc_kind_name(k));
+            }
+}
+
+/* Float products that leave the accumulator's range. The check's documentation: "Infinities and NaN must match the
+ * IEEE outcome"; a product whose exact value is past the largest finite value of its accumulator is +-inf in IEEE
+ * arithmetic, one below the smallest subnormal is 0. Each case: generate, reduce on the CPU backend (the IEEE
+ * outcome), and the reference check must accept it. */
+static void prod_case(const char *what, dr_dtype_t t, dr_acc_kind_t acc, dr_pattern_t pat, uint64_t const_bits,
+                      uint64_t first, size_t n, int threads, uint64_t seed, void *buf)
+{
+    dr_gen_t g = {pat, t, DR_PROD, seed, const_bits};
+    dr_cpu_generate(&g, first, buf, n, 2);
+    dr_value_t res;
+    uint64_t depth;
+    dr_cpu_reduce(t, DR_PROD, acc, buf, n, threads, &res, &depth);
+    dr_reference_t ref;
+    dr_reference_compute(&g, acc, first, n, threads, &ref);
+    dr_check_t chk;
+    dr_reference_check(&ref, &res, depth, &chk);
+    char got[64];
+    dr_value_format(acc, &res, got, sizeof got);
+    CHECK(chk.pass, "%s (%s prod into %s, first=%" PRIu64 " n=%zu threads=%d seed=%" PRIu64 "): the CPU backend's IEEE "
+          "result %s fails the reference check: %s", what, dr_dtype_name(t), dr_acc_kind_name(acc), first, n, threads,
+          seed, got, chk.detail);
+}
+
+static void test_prod_range(uint64_t *rng, void *buf)
+{
+    /* Overflow in float64: 2^2000 and 1000! are +inf. */
+    prod_case("const:2 overflowing float64", DR_FLOAT64, DR_ACC_F64, DR_DATA_CONST, 0x4000000000000000ull, 0, 2000, 1,
+              1, buf);
+    prod_case("iota 1..1000 overflowing float64", DR_FLOAT64, DR_ACC_F64, DR_DATA_IOTA, 0, 1, 1000, 1, 1, buf);
+    prod_case("const:-2 overflowing float64 (odd count: -inf)", DR_FLOAT64, DR_ACC_F64, DR_DATA_CONST,
+              0xc000000000000000ull, 0, 2001, 1, 1, buf);
+    /* Overflow and underflow of a float32 accumulator (--acc native): 2^1000 is inf, 2^-1000 is 0 in float32. */
+    prod_case("const:2 overflowing float32", DR_FLOAT32, DR_ACC_F32, DR_DATA_CONST, 0x40000000u, 0, 1000, 1, 1, buf);
+    prod_case("const:0.5 underflowing float32", DR_FLOAT32, DR_ACC_F32, DR_DATA_CONST, 0x3f000000u, 0, 1000, 1, 1,
+              buf);
+    /* Random data for prod is documented to stay near 1 so that long products neither vanish nor overflow. */
+    prod_case("random float16 product, float32 accumulator", DR_FLOAT16, DR_ACC_F32, DR_DATA_RANDOM, 0, 0, 300001, 1,
+              check_rand(rng), buf);
+    prod_case("random bfloat16 product, float32 accumulator", DR_BFLOAT16, DR_ACC_F32, DR_DATA_RANDOM, 0, 0, 65537, 1,
+              check_rand(rng), buf);
+    /* ...but products of ~10^6 bfloat16 values leave float32's range (documented): gradual underflow is accepted. */
+    prod_case("random bfloat16 product of 2^21, float32 accumulator", DR_BFLOAT16, DR_ACC_F32, DR_DATA_RANDOM, 0, 0,
+              1u << 21, 2, check_rand(rng), buf);
+    for (int t = 1; t <= 7; t += 6)
+        prod_case("random bfloat16 product, float64 accumulator", DR_BFLOAT16, DR_ACC_F64, DR_DATA_RANDOM, 0, 0,
+                  300001, t, check_rand(rng), buf);
+    /* iota from 0 on two threads: the second thread's product overflows before it meets the first's 0. */
+    prod_case("iota from 0 on 2 threads", DR_FLOAT32, DR_ACC_F64, DR_DATA_IOTA, 0, 0, 1000000, 2, 1, buf);
+}
+
+int main(void)
+{
+    uint64_t rng = check_seed("test_cpu_reference");
+    static const size_t sizes[] = {0, 1, 2, 7, 1000, 65537, 300001};
+    static const dr_pattern_t patterns[] = {DR_DATA_RANDOM, DR_DATA_IOTA, DR_DATA_CONST};
+    const size_t maxn = 1u << 21;
+    void *buf = malloc(maxn * 8), *buf2 = malloc(maxn * 8);
+    if (!buf || !buf2) return 1;
+    CHECK(NROWS == 50, "DR_REDUCTION_TABLE has %d rows, expected 50 (4 x 7 integer, 3 x 6 narrow float, 4 float64)",
+          (int)NROWS);
+    for (int ri = 0; ri < NROWS; ++ri)
+        for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; ++pi)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+                const size_t n = sizes[si];
+                const row_t *r = &rows[ri];
+                const int float_prod = dr_acc_kind_is_float(r->acc) && r->op == DR_PROD;
+                /* Float products of iota overflow within a few dozen elements (and 0 * inf is order dependent):
+                 * only tiny ones here; overflow has its own test (test_prod_range). */
+                if (float_prod && patterns[pi] == DR_DATA_IOTA) {
+                    if (n > 7) continue;
+                    run_case(r, patterns[pi], n, 0, &rng, buf, buf2);
+                    run_case(r, patterns[pi], n, 1, &rng, buf, buf2);
+                    continue;
+                }
+                run_case(r, patterns[pi], n, 0, &rng, buf, buf2);
+                /* A non-zero first: anywhere in 64 bits, or where iota wraps (2^32, 2^p). */
+                uint64_t first;
+                switch (check_rand(&rng) % 3) {
+                case 0: first = check_rand(&rng) >> (check_rand(&rng) % 64); break;
+                case 1: first = (1ull << 32) - n / 2; break;
+                default: first = (1ull << dr_dtype_significand_bits(rows[ri].dtype)) - n / 2 - 1; break;
+                }
+                if (first + n < first) first = 12345; /* keep first + n within 2^64 */
+                run_case(r, patterns[pi], n, first, &rng, buf, buf2);
+            }
+    test_const_closed_forms(&rng);
+    test_merge(&rng);
+    test_min_max_rules(&rng);
+    test_nan_data(&rng, buf);
+    test_check_can_fail(&rng, buf);
+    test_prod_range(&rng, buf);
+    free(buf);
+    free(buf2);
+    printf("test_cpu_reference: %zu (row, pattern, size, first) cases\n", total_checks_rows);
+    return check_summary("test_cpu_reference");
+}
