@@ -29,8 +29,8 @@ typedef struct {
     int device;         /* CUDA device ordinal the buffers live on (sizes the multipass grid) */
     const void *d_in;   /* n elements, naturally aligned (any offset within that: heads are handled) */
     size_t n;
-    void *d_work;       /* plan.work_bytes bytes, 256-byte aligned, zero-filled before its first use (the kernels
-                           leave it that way after each complete reduction); reused across calls */
+    void *d_work;       /* plan.work_bytes bytes, 256-byte aligned, zero-filled before its first use with a plan
+                           (the kernels leave it so after each complete reduction); reused across calls */
     void *d_result;     /* one accumulator value (dr_acc_kind_size(acc) bytes): device or mapped host memory */
 } dr_gpu_reduce_t;
 

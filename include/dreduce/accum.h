@@ -66,26 +66,35 @@ DR_ACC_INT_RULES(uint32_t, uint32_t, u32)
 DR_ACC_INT_RULES(int64_t, uint64_t, i64)
 DR_ACC_INT_RULES(uint64_t, uint64_t, u64)
 
-/* a != a is the NaN test that works in C, C++ and device code alike. Equal values (only -0 vs +0 can differ) are
- * ordered by sign. */
+DR_HD uint64_t dr_f64_to_bits(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+DR_HD int dr_signbit_f32(float a) { return (int)(dr_f32_to_bits(a) >> 31); }
+DR_HD int dr_signbit_f64(double a) { return (int)(dr_f64_to_bits(a) >> 63); }
+
+/* Ordered compares first (the common case costs two compares); a != a is the NaN test that works in C, C++ and
+ * device code alike; equal values differ only as -0 and +0, ordered by the sign bit. */
 #define DR_ACC_FLOAT_RULES(T, K)                                                     \
     DR_HD T dr_sum_##K(T a, T b) { return a + b; }                                   \
     DR_HD T dr_prod_##K(T a, T b) { return a * b; }                                  \
     DR_HD T dr_min_##K(T a, T b)                                                     \
     {                                                                                \
-        if (a != a) return a;                                                        \
-        if (b != b) return b;                                                        \
         if (a < b) return a;                                                         \
         if (b < a) return b;                                                         \
-        return (a == 0 && 1 / a < 0) ? a : b;                                        \
+        if (a != a) return a;                                                        \
+        if (b != b) return b;                                                        \
+        return dr_signbit_##K(a) ? a : b;                                            \
     }                                                                                \
     DR_HD T dr_max_##K(T a, T b)                                                     \
     {                                                                                \
-        if (a != a) return a;                                                        \
-        if (b != b) return b;                                                        \
         if (a > b) return a;                                                         \
         if (b > a) return b;                                                         \
-        return (a == 0 && 1 / a < 0) ? b : a;                                        \
+        if (a != a) return a;                                                        \
+        if (b != b) return b;                                                        \
+        return dr_signbit_##K(a) ? b : a;                                            \
     }
 
 DR_ACC_FLOAT_RULES(float, f32)

@@ -80,6 +80,8 @@ static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, 
     }
     ensure_work(b, plan.work_bytes);
     r.d_work = b->d_work;
+    /* launch.h: a workspace handed to a new plan starts zeroed (the previous kernel left its partials there). */
+    CUDA_OR_DIE(cudaMemset(b->d_work, 0, plan.work_bytes < 4096 ? plan.work_bytes : 4096));
     CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_value_t))); /* poison */
     e = dr_gpu_reduce(&r, &plan, 0, NULL);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
