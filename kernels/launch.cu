@@ -4,6 +4,7 @@
 
 extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan)
 {
+    memset(plan, 0, sizeof *plan);
     if (r->block < 32 || r->block > 1024 || (r->block & (r->block - 1)) != 0) return cudaErrorInvalidValue;
     switch (r->kernel) {
     case DR_KERNEL_NEIGHBORED: return dr_gpu_neighbored_plan(r, plan);

@@ -40,6 +40,7 @@ typedef struct {
     size_t grid[DR_GPU_MAX_PASSES];
     size_t work_bytes;    /* workspace needed */
     uint64_t serial_depth; /* most roundings along any path from an input to the result (for float error bounds) */
+    int cluster;           /* multipass: the grid is one thread-block cluster (small inputs on Hopper) */
 } dr_gpu_plan_t;
 
 /* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n). Synchronous; cheap after the first

@@ -87,6 +87,9 @@ dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_
     if (!device_partial) {
         c->path = DR_PATH_HOST;
         snprintf(c->path_text, sizeof c->path_text, "host buffers (CPU backend)");
+    } else if (staging == DR_STAGING_MAPPED) {
+        c->path = DR_PATH_MAPPED;
+        snprintf(c->path_text, sizeof c->path_text, "mapped pinned host memory (--staging mapped)");
     } else if (staging == DR_STAGING_DEVICE || (staging == DR_STAGING_AUTO && aware.compile_time && aware.run_time)) {
         if (!aware.compile_time || !aware.run_time) {
             dr_error("--staging device needs a CUDA-aware MPI, and this one is not (MPIX_CUDA_AWARE_SUPPORT %s, "
@@ -111,7 +114,11 @@ dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_
         c->result = (char *)d + sizeof(dr_value_t);
     } else {
         void *h = NULL;
-        if (c->path == DR_PATH_STAGED) DR_CUDA_CHECK(cudaMallocHost(&h, 3 * sizeof(dr_value_t)));
+        if (c->path == DR_PATH_MAPPED) {
+            DR_CUDA_CHECK(cudaHostAlloc(&h, 3 * sizeof(dr_value_t), cudaHostAllocMapped));
+            DR_CUDA_CHECK(cudaHostGetDevicePointer(&c->mapped_partial, h, 0));
+        } else if (c->path == DR_PATH_STAGED)
+            DR_CUDA_CHECK(cudaMallocHost(&h, 3 * sizeof(dr_value_t)));
         else if (!(h = calloc(3, sizeof(dr_value_t)))) {
             dr_error("cannot allocate %zu bytes of host memory for the combine", 3 * sizeof(dr_value_t));
             return DR_ERR_RUNTIME;
@@ -176,7 +183,7 @@ void dr_combine_free(dr_combine_t *c)
     if (c->user_op) MPI_Op_free(&c->mpi_op);
     if (c->own_device) cudaFree(c->node_result);
     if (c->host_block) {
-        if (c->path == DR_PATH_STAGED) cudaFreeHost(c->host_block);
+        if (c->path == DR_PATH_STAGED || c->path == DR_PATH_MAPPED) cudaFreeHost(c->host_block);
         else free(c->host_block);
     }
     memset(c, 0, sizeof *c);

@@ -14,7 +14,8 @@
 typedef enum {
     DR_PATH_DEVICE = 0, /* MPI reads and writes device buffers (CUDA-aware MPI) */
     DR_PATH_STAGED,     /* the GPU partial is copied to pinned host memory, MPI works on host buffers */
-    DR_PATH_HOST        /* CPU backend: the partial is on the host already */
+    DR_PATH_HOST,       /* CPU backend: the partial is on the host already */
+    DR_PATH_MAPPED      /* the last kernel writes the partial into mapped pinned host memory; MPI on host buffers */
 } dr_path_t;
 
 /* What this MPI library can do with device buffers. */
@@ -38,6 +39,7 @@ typedef struct {
     void *node_result;  /* node leader: the node's result; same memory kind as partial */
     void *result;       /* rank 0 (and every rank with --allreduce): the final result */
     void *device_partial; /* STAGED: the GPU's partial to copy from */
+    void *mapped_partial; /* MAPPED: the device-side address of `partial`, for the kernel to write */
     int own_device;     /* node_result/result are device allocations of ours */
     void *host_block;   /* pinned (STAGED) or plain (HOST) host memory behind the buffers */
 } dr_combine_t;

@@ -88,10 +88,12 @@ dr_status_t dr_gpu_prepare(dr_gpu_t *g, const dr_gen_t *gen, dr_kernel_t kernel,
     return DR_OK;
 }
 
+void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr) { g->req.d_result = d_ptr; }
+
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
 {
     /* Poison the partial so a pass that writes nothing cannot pass for a result. */
-    DR_CUDA_CHECK(cudaMemsetAsync(g->d_result, 0xA5, sizeof(dr_value_t), g->stream));
+    DR_CUDA_CHECK(cudaMemsetAsync(g->req.d_result, 0xA5, dr_acc_kind_size(g->req.acc), g->stream));
     DR_CUDA_CHECK(dr_gpu_reduce(&g->req, &g->plan, g->stream, g->events));
     DR_CUDA_CHECK(cudaEventSynchronize(g->events[g->plan.passes]));
     for (int i = 0; i < g->plan.passes; ++i) {
@@ -105,7 +107,7 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
 dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_value_t *out)
 {
     memset(out, 0, sizeof *out);
-    DR_CUDA_CHECK(cudaMemcpyAsync(out, g->d_result, dr_acc_kind_size(g->req.acc), cudaMemcpyDeviceToHost, g->stream));
+    DR_CUDA_CHECK(cudaMemcpyAsync(out, g->req.d_result, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     return DR_OK;
 }

@@ -35,7 +35,10 @@ dr_status_t dr_gpu_open(dr_gpu_t *g, int device);
 dr_status_t dr_gpu_prepare(dr_gpu_t *g, const dr_gen_t *gen, dr_kernel_t kernel, int block, dr_acc_kind_t acc,
                            int misalign, uint64_t first, uint64_t n, double *gen_ms);
 
-/* One reduction into g->d_result; waits for it. pass_ms[i] gets pass i's time (plan.passes of them). */
+/* Make the kernels write the partial to d_ptr (device-visible memory, e.g. mapped pinned host memory) instead. */
+void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr);
+
+/* One reduction into the partial; waits for it. pass_ms[i] gets pass i's time (plan.passes of them). */
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
 
 /* Copy the partial to the host. */

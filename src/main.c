@@ -244,6 +244,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     dr_combine_t comb;
     memset(&comb, 0, sizeof comb);
     if (s == DR_OK) s = dr_combine_setup(&comb, acc, o->op, o->staging, be.is_gpu ? be.gpu.d_result : NULL);
+    if (s == DR_OK && comb.path == DR_PATH_MAPPED) dr_gpu_set_partial_target(&be.gpu, comb.mapped_partial);
     DR_CHECK(agree(s));
 
     /* Phase 3: the timed repetitions. */

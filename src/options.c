@@ -39,7 +39,8 @@ static const char usage_text[] =
     "Across ranks:\n"
     "      --scaling S      strong (default): N elements in total; weak: N elements per rank\n"
     "      --combine C      hier (default): node level, then node leaders; flat: one MPI_Reduce over all ranks\n"
-    "      --staging S      auto (default): device buffers if MPI is CUDA-aware, else host | device | host\n"
+    "      --staging S      auto (default): device buffers if MPI is CUDA-aware, else host | device | host |\n"
+    "                       mapped: the kernel writes the partial into mapped pinned host memory (no copy)\n"
     "      --allreduce      every rank receives the result (MPI_Allreduce semantics)\n"
     "      --ranks-per-node K  emulate nodes of K ranks each (to test the two-level combine on one host)\n"
     "      --bind B         auto (default): bind each rank's CPUs and memory near its GPU | none\n"
@@ -305,7 +306,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     static const char *const formats[] = {"table", "json", "csv"};
     static const char *const scalings[] = {"strong", "weak"};
     static const char *const combines[] = {"hier", "flat"};
-    static const char *const stagings[] = {"auto", "device", "host"};
+    static const char *const stagings[] = {"auto", "device", "host", "mapped"};
     static const char *const binds[] = {"auto", "none"};
     static const char *const onoff[] = {"off", "on"};
     int choice;
@@ -377,7 +378,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         o->combine = (dr_combine_mode_t)choice;
         return 0;
     case OPT_STAGING:
-        if (parse_choice(name, v, stagings, 3, &choice, err, errlen)) return -1;
+        if (parse_choice(name, v, stagings, 4, &choice, err, errlen)) return -1;
         o->staging = (dr_staging_t)choice;
         return 0;
     case OPT_ALLREDUCE: o->allreduce = 1; return 0;

@@ -21,6 +21,21 @@ dr_gpu_run(misaligned -n 10000019 --type float32 --misalign 3)
 dr_gpu_run(empty -n 0)
 dr_gpu_run(one -n 1 --type int64 --op min)
 dr_gpu_run(host_staging --staging host)
+dr_gpu_run(mapped_staging --staging mapped)
+
+# Two ranks on two GPUs (skipped with fewer): both combine levels, each staging path this MPI offers.
+function(dr_gpu2_run name)
+  add_test(NAME gpu2_run_${name}
+           COMMAND bash ${DR_RUN_IF_GPU} --min 2 bash ${DR_EXPECT} 0 "verification: passed" ${MPIEXEC_EXECUTABLE}
+                   -np 2 $<TARGET_FILE:dreduce> --device gpu ${ARGN})
+  set_tests_properties(gpu2_run_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT "${DR_TEST_ENV}")
+endfunction()
+dr_gpu2_run(strong -n 1Gi --type float32)
+dr_gpu2_run(weak_flat -n 256Mi --type int64 --scaling weak --combine flat)
+dr_gpu2_run(emulated_nodes -n 100Mi --type float64 --op max --ranks-per-node 1 --allreduce)
+dr_gpu2_run(mapped -n 100Mi --staging mapped)
+dr_gpu2_run(host -n 100Mi --staging host --kernel shuffle)
 add_test(NAME gpu_run_json
          COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_EXPECT} 0 "\"pass\": true" $<TARGET_FILE:dreduce> --device gpu
                  --format json)
