@@ -135,7 +135,7 @@ static dr_status_t setup_backend(const dr_options_t *o, const dr_topology_t *t, 
 static dr_status_t prepare_shard(const dr_options_t *o, backend_t *be, dr_acc_kind_t acc, uint64_t first,
                                  uint64_t count, double *gen_ms)
 {
-    if (be->is_gpu) return dr_gpu_prepare(&be->gpu, &o->gen, o->kernel, o->block, acc, o->misalign, first, count, gen_ms);
+    if (be->is_gpu) return dr_gpu_prepare(&be->gpu, &o->gen, o->kernel, dr_options_block(o), acc, o->misalign, first, count, gen_ms);
     const size_t esize = dr_dtype_size(o->dtype);
     if (count > (SIZE_MAX - 64 - 16 * esize) / esize) {
         dr_error("%" PRIu64 " elements of %zu bytes do not fit in this process's address space", count, esize);
