@@ -109,7 +109,7 @@ struct Options {
     bool small = false;
     int min_exp = 10, max_exp = 31;
     std::vector<size_t> sizes; /* --sizes (overrides the exponents) */
-    std::vector<int> blocks{256};
+    std::vector<int> blocks{1024}; /* dreduce's default for multipass */
     std::vector<std::string> cases; /* --cases filter; empty: all */
     size_t levels_n = (size_t)1 << 24;
     int warmup = -1, reps = -1; /* -1: mode defaults */
@@ -132,7 +132,7 @@ void usage(FILE *f)
             "  --min-exp E        smallest size 2^E (default 10); sizes step by 2 in the exponent\n"
             "  --max-exp E        largest size 2^E (default 31; always included)\n"
             "  --sizes LIST       explicit sizes, comma-separated: 1048576, 16M, 2^24 (overrides --min/max-exp)\n"
-            "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default 256; best one is the row)\n"
+            "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default 1024, dreduce's default; best one is the row)\n"
             "  --cases LIST       only these cases: int32-sum, float32-sum, float32-sum-native, float64-sum,\n"
             "                     int32-min, int32-max, float32-min, float32-max (default all)\n"
             "  --levels-n N       n for --levels (default 16M = 2^24)\n"

@@ -75,26 +75,24 @@ DR_HD uint64_t dr_f64_to_bits(double d)
 DR_HD int dr_signbit_f32(float a) { return (int)(dr_f32_to_bits(a) >> 31); }
 DR_HD int dr_signbit_f64(double a) { return (int)(dr_f64_to_bits(a) >> 63); }
 
-/* Ordered compares first (the common case costs two compares); a != a is the NaN test that works in C, C++ and
- * device code alike; equal values differ only as -0 and +0, ordered by the sign bit. */
+/* Written as selects, not branches, so the compiler emits compare-and-select chains in the kernels' inner loops.
+ * b < a picks the smaller; equal values differ only as -0 and +0, and the sign bit picks -0 for min (+0 for max);
+ * a NaN on either side wins (an ordered compare with a NaN is false, so m is a when a is NaN). a != a is the NaN
+ * test that works in C, C++ and device code alike. */
 #define DR_ACC_FLOAT_RULES(T, K)                                                     \
     DR_HD T dr_sum_##K(T a, T b) { return a + b; }                                   \
     DR_HD T dr_prod_##K(T a, T b) { return a * b; }                                  \
     DR_HD T dr_min_##K(T a, T b)                                                     \
     {                                                                                \
-        if (a < b) return a;                                                         \
-        if (b < a) return b;                                                         \
-        if (a != a) return a;                                                        \
-        if (b != b) return b;                                                        \
-        return dr_signbit_##K(a) ? a : b;                                            \
+        T m = b < a ? b : a;                                                         \
+        m = (a == b && dr_signbit_##K(b)) ? b : m;                                   \
+        return b != b ? b : m;                                                       \
     }                                                                                \
     DR_HD T dr_max_##K(T a, T b)                                                     \
     {                                                                                \
-        if (a > b) return a;                                                         \
-        if (b > a) return b;                                                         \
-        if (a != a) return a;                                                        \
-        if (b != b) return b;                                                        \
-        return dr_signbit_##K(a) ? b : a;                                            \
+        T m = b > a ? b : a;                                                         \
+        m = (a == b && !dr_signbit_##K(b)) ? b : m;                                  \
+        return b != b ? b : m;                                                       \
     }
 
 DR_ACC_FLOAT_RULES(float, f32)
