@@ -109,7 +109,7 @@ struct Options {
     bool small = false;
     int min_exp = 10, max_exp = 31;
     std::vector<size_t> sizes; /* --sizes (overrides the exponents) */
-    std::vector<int> blocks{1024}; /* dreduce's default for multipass */
+    std::vector<int> blocks{0}; /* 0: dreduce's default for the size (dr_gpu_default_block) */
     std::vector<std::string> cases; /* --cases filter; empty: all */
     size_t levels_n = (size_t)1 << 24;
     int warmup = -1, reps = -1; /* -1: mode defaults */
@@ -132,7 +132,7 @@ void usage(FILE *f)
             "  --min-exp E        smallest size 2^E (default 10); sizes step by 2 in the exponent\n"
             "  --max-exp E        largest size 2^E (default 31; always included)\n"
             "  --sizes LIST       explicit sizes, comma-separated: 1048576, 16M, 2^24 (overrides --min/max-exp)\n"
-            "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default 1024, dreduce's default; best one is the row)\n"
+            "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default: dreduce's default for the size; best one is the row)\n"
             "  --cases LIST       only these cases: int32-sum, float32-sum, float32-sum-native, float64-sum,\n"
             "                     int32-min, int32-max, float32-min, float32-max (default all)\n"
             "  --levels-n N       n for --levels (default 16M = 2^24)\n"
@@ -856,6 +856,7 @@ dr_gpu_reduce_t make_request(const Ctx &c, const Inputs &in, dr_kernel_t kernel,
 OursResult run_ours(Ctx &c, const Inputs &in, dr_kernel_t kernel, int block, int warmup, int reps, Workspace &ws)
 {
     OursResult res;
+    if (block == 0) block = dr_gpu_default_block(kernel, in.n); /* dreduce's own choice */
     res.block = block;
     dr_gpu_reduce_t r = make_request(c, in, kernel, block);
     CK(dr_gpu_plan(&r, &res.plan));
@@ -1152,7 +1153,8 @@ int mode_levels(const Options &o)
                                    DR_KERNEL_MULTIPASS};
     Workspace ws;
     std::vector<OursResult> res;
-    for (dr_kernel_t k : kernels) res.push_back(run_ours(c, in, k, block, warmup, reps, ws));
+    /* The tutorial's levels at its block size; multipass at dreduce's default (it is our default kernel as run). */
+    for (dr_kernel_t k : kernels) res.push_back(run_ours(c, in, k, k == DR_KERNEL_MULTIPASS ? 0 : block, warmup, reps, ws));
     const CubResult cub = run_cub(c, in, warmup, reps);
     free_inputs(in);
 
@@ -1344,13 +1346,13 @@ int mode_small(const Options &o)
     else if (o.quick) sizes = {(size_t)1 << 6, (size_t)1 << 10, (size_t)1 << 16};
     else
         for (int e = 6; e <= 16; ++e) sizes.push_back((size_t)1 << e);
-    const int block = o.blocks.empty() ? 256 : o.blocks[0];
+    const int block_option = o.blocks.empty() ? 0 : o.blocks[0];
 
     printf("us per reduction = median over %d batches of (batch time / %d); a batch is %d back-to-back reductions on "
            "one stream,\nlaunched from the host (\"stream\", host launch cost included) or replayed as one CUDA "
-           "graph (\"graph\").\nours = multipass, block %d; launches = kernels per reduction (counted in a captured "
+           "graph (\"graph\").\nours = multipass, block %s; launches = kernels per reduction (counted in a captured "
            "graph).\n\n",
-           batches, batch, batch, block);
+           batches, batch, batch, block_option ? std::to_string(block_option).c_str() : "dreduce's default for n");
     printf("%-8s %-4s %-7s %7s | %4s %9s %9s | %4s %9s %9s | %6s %6s | %s\n", "type", "op", "acc", "n", "ours",
            "stream us", "graph us", "CUB", "stream us", "graph us", "ratio", "ratioG", "ours <= 5 us (stream)");
     printf("---------------------------------------------------------------------------------------------------------"
@@ -1361,7 +1363,7 @@ int mode_small(const Options &o)
     json_header(j, c, o, "small");
     j.key("batch").i64(batch);
     j.key("batches").i64(batches);
-    j.key("block").i64(block);
+    j.key("block").i64(block_option); /* 0: dreduce's default for each n */
     j.key("target_us").num(target_us);
     j.key("results").arr();
     int misses = 0;
@@ -1373,6 +1375,7 @@ int mode_small(const Options &o)
             ensure_slots(c, 1);
 
             Workspace ws;
+            const int block = block_option ? block_option : dr_gpu_default_block(DR_KERNEL_MULTIPASS, n);
             dr_gpu_reduce_t r = make_request(c, in, DR_KERNEL_MULTIPASS, block);
             dr_gpu_plan_t plan;
             CK(dr_gpu_plan(&r, &plan));

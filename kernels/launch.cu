@@ -2,6 +2,12 @@
 #include "common.cuh"
 #include "internal.h"
 
+extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n)
+{
+    if (kernel != DR_KERNEL_MULTIPASS) return 256;
+    return n < ((size_t)1 << 21) ? 256 : n < ((size_t)1 << 24) ? 512 : 1024;
+}
+
 extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan)
 {
     memset(plan, 0, sizeof *plan);

@@ -43,6 +43,11 @@ typedef struct {
     int cluster;           /* multipass: the grid is one thread-block cluster (small inputs on Hopper) */
 } dr_gpu_plan_t;
 
+/* The block size dreduce uses when none is given: 256 for the teaching levels (the tutorial's), and for
+ * multipass by input size, from the H200 block sweep in docs/performance.md: 256 below 2^21 elements, 512 below
+ * 2^24, 1024 from there (large inputs read fastest with 1024-thread blocks). */
+int dr_gpu_default_block(dr_kernel_t kernel, size_t n);
+
 /* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n). Synchronous; cheap after the first
  * call per device. Returns cudaErrorInvalidValue for a shape no kernel supports. */
 cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan);

@@ -135,7 +135,10 @@ static dr_status_t setup_backend(const dr_options_t *o, const dr_topology_t *t, 
 static dr_status_t prepare_shard(const dr_options_t *o, backend_t *be, dr_acc_kind_t acc, uint64_t first,
                                  uint64_t count, double *gen_ms)
 {
-    if (be->is_gpu) return dr_gpu_prepare(&be->gpu, &o->gen, o->kernel, dr_options_block(o), acc, o->misalign, first, count, gen_ms);
+    if (be->is_gpu) {
+        const int block = o->block > 0 ? o->block : dr_gpu_default_block(o->kernel, (size_t)count);
+        return dr_gpu_prepare(&be->gpu, &o->gen, o->kernel, block, acc, o->misalign, first, count, gen_ms);
+    }
     const size_t esize = dr_dtype_size(o->dtype);
     if (count > (SIZE_MAX - 64 - 16 * esize) / esize) {
         dr_error("%" PRIu64 " elements of %zu bytes do not fit in this process's address space", count, esize);
@@ -311,6 +314,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     rec.node = topo.node;
     rec.local_rank = topo.local_rank;
     rec.is_gpu = be.is_gpu;
+    rec.block = be.is_gpu ? be.gpu.req.block : 0;
     rec.passes = passes;
     snprintf(rec.host, sizeof rec.host, "%s", topo.host);
     snprintf(rec.node_name, sizeof rec.node_name, "%s", topo.node_name);

@@ -28,8 +28,8 @@ static const char usage_text[] =
     "\n"
     "How:\n"
     "  -k, --kernel K       neighbored interleaved smem smem2 unroll shuffle multipass (default multipass)\n"
-    "  -b, --block B        threads per block: a power of two in 32..1024 (default: 1024 for multipass,\n"
-    "                       256 for the teaching levels, as the tutorial)\n"
+    "  -b, --block B        threads per block: a power of two in 32..1024 (default: by size for multipass,\n"
+    "                       256 to 1024; 256 for the teaching levels, as the tutorial)\n"
     "      --device D       auto (default: GPU if one is visible, else CPU) | gpu | cpu\n"
     "      --threads T      CPU backend threads (default: one per core this process may use)\n"
     "      --iters I        timed repetitions (default 10)\n"
@@ -65,7 +65,7 @@ void dr_options_default(dr_options_t *o)
     o->op = DR_SUM;
     o->acc_mode = DR_ACC_WIDE;
     o->kernel = DR_KERNEL_MULTIPASS;
-    o->block = 0; /* auto: dr_options_block() */
+    o->block = 0; /* auto: dr_gpu_default_block() picks by kernel and size */
     o->iters = 10;
     o->warmup = 2;
     o->gen.pattern = DR_DATA_RANDOM;
@@ -466,13 +466,6 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
     if (o->gen.pattern == DR_DATA_CONST && dr_parse_const(const_text, o->dtype, &o->gen.const_bits, err, errlen) != 0)
         return DR_PARSE_ERROR;
     return DR_PARSE_OK;
-}
-
-int dr_options_block(const dr_options_t *o)
-{
-    if (o->block > 0) return o->block;
-    /* Measured on an H200 (docs/performance.md): 1024-thread blocks read large arrays fastest with multipass. */
-    return o->kernel == DR_KERNEL_MULTIPASS ? 1024 : 256;
 }
 
 void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)

@@ -24,7 +24,7 @@ typedef struct {
     dr_op_t op;
     dr_acc_mode_t acc_mode;
     dr_kernel_t kernel;
-    int block;              /* threads per block; 0 = auto (dr_options_block) */
+    int block;              /* threads per block; 0 = by kernel and size (dr_gpu_default_block) */
     int iters;              /* timed repetitions */
     int warmup;             /* untimed repetitions before them */
     dr_gen_t gen;           /* data pattern, seed, constant */
@@ -62,9 +62,6 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
 
 /* A canonical one-line text of every option that must agree across ranks (used for the agreement hash and JSON). */
 void dr_options_canonical(const dr_options_t *o, char *buf, size_t len);
-
-/* Threads per block to use: --block, or the kernel's default. */
-int dr_options_block(const dr_options_t *o);
 
 /* The --help text. */
 const char *dr_options_usage(void);

@@ -120,7 +120,7 @@ static void write_table(const dr_report_t *r, FILE *f)
             r->nnodes == 1 ? "" : "s", r->emulated ? " (emulated)" : "");
     int gpus = 0;
     for (int i = 0; i < r->nranks; ++i) gpus += r->ranks[i].is_gpu;
-    if (gpus) fprintf(f, "kernel %s, block %d, ", dr_kernel_name(o->kernel), dr_options_block(o));
+    if (gpus) fprintf(f, "kernel %s, block %d, ", dr_kernel_name(o->kernel), r->ranks[0].block);
     else fprintf(f, "CPU backend, ");
     fprintf(f, "%d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n", o->iters, o->warmup, data_name(o),
             o->gen.seed);
@@ -249,7 +249,7 @@ static void write_json(const dr_report_t *r, FILE *f)
                "\"seed\": %" PRIu64 ", \"iters\": %d, \"warmup\": %d, \"scaling\": \"%s\", \"combine\": \"%s\", "
                "\"allreduce\": %s, \"ranks\": %d, \"nodes\": %d, \"emulated_nodes\": %s},\n",
             o->n, r->n_total, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
-            dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel), dr_options_block(o), data_name(o), o->gen.seed, o->iters,
+            dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel), r->ranks[0].block, data_name(o), o->gen.seed, o->iters,
             o->warmup, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", o->allreduce ? "true" : "false", r->nranks, r->nnodes,
             r->emulated ? "true" : "false");
@@ -344,7 +344,7 @@ static void write_csv(const dr_report_t *r, FILE *f, int header)
                     DR_REPORT_SCHEMA_VERSION, node, node_name_of(r, node), r->emulated, name, rows[j].ranks,
                     rows[j].min, rows[j].median, rows[j].max, rows[j].slowest_rank, rows[j].gbs, r->n_total,
                     dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel),
-                    dr_options_block(o), r->nranks, r->nnodes, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
+                    r->ranks[0].block, r->nranks, r->nnodes, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
                     o->combine == DR_COMBINE_FLAT ? "flat" : "hier", r->path_text, total_ms(r), aggregate_gbs(r),
                     result, !o->verify ? "off" : r->check.pass ? "pass" : "fail");
         }

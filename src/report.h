@@ -33,6 +33,7 @@ const char *dr_level_name(dr_level_t l);
  * milliseconds; NaN where the rank does not take part in a level. */
 typedef struct {
     int rank, node, local_rank, is_gpu, passes, shared_gpu;
+    int block;              /* GPU threads per block used (0: CPU backend) */
     char host[64];
     char node_name[80];
     char device_name[64];

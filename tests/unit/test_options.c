@@ -151,14 +151,7 @@ static void test_defaults(void)
     CHECK(o.op == DR_SUM, "default op: got %d", o.op);
     CHECK(o.acc_mode == DR_ACC_WIDE, "default acc: got %d", o.acc_mode);
     CHECK(o.kernel == DR_KERNEL_MULTIPASS, "default kernel: got %d", o.kernel);
-    CHECK(o.block == 0 && dr_options_block(&o) == 1024, "default block: auto, 1024 for multipass: got %d -> %d",
-          o.block, dr_options_block(&o));
-    o.kernel = DR_KERNEL_SHUFFLE;
-    CHECK(dr_options_block(&o) == 256, "default block for the teaching levels: got %d", dr_options_block(&o));
-    o.kernel = DR_KERNEL_MULTIPASS;
-    o.block = 64;
-    CHECK(dr_options_block(&o) == 64, "explicit --block wins: got %d", dr_options_block(&o));
-    o.block = 0;
+    CHECK(o.block == 0, "default block: 0 (by kernel and size): got %d", o.block);
     CHECK(o.iters == 10, "default iters: got %d", o.iters);
     CHECK(o.warmup == 2, "default warmup: got %d", o.warmup);
     CHECK(o.gen.pattern == DR_DATA_RANDOM, "default data: got %d", o.gen.pattern);
