@@ -47,6 +47,24 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+/* The key=value words where two canonical option lines differ: "a=1 b=2" then, after the NUL, "a=3 b=4". */
+static void options_diff(const char *a, const char *b, char *out, size_t len)
+{
+    char left[512] = "", right[512] = "", wa[128], wb[128];
+    const char *pa = a, *pb = b;
+    int na, nb;
+    while (sscanf(pa, "%127s%n", wa, &na) == 1 && sscanf(pb, "%127s%n", wb, &nb) == 1) {
+        if (strcmp(wa, wb) != 0) {
+            snprintf(left + strlen(left), sizeof left - strlen(left), "%s%s", left[0] ? " " : "", wa);
+            snprintf(right + strlen(right), sizeof right - strlen(right), "%s%s", right[0] ? " " : "", wb);
+        }
+        pa += na;
+        pb += nb;
+    }
+    snprintf(out, len / 2, "'%s'", left);
+    snprintf(out + strlen(out) + 1, len - strlen(out) - 1, "'%s'", right);
+}
+
 /* All ranks must run the same reduction: compare a hash of the canonical options; on a mismatch rank 0 names the
  * first differing rank and both option lines. */
 static dr_status_t check_options_agree(const dr_options_t *o, int rank)
@@ -62,7 +80,10 @@ static dr_status_t check_options_agree(const dr_options_t *o, int rank)
     if (rank == 0) {
         char theirs[1024];
         DR_MPI_CHECK(MPI_Recv(theirs, (int)sizeof theirs, MPI_CHAR, first, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        dr_error("options differ across ranks: rank 0 has '%s' but rank %d has '%s'", mine, first, theirs);
+        char diff[1024];
+        options_diff(mine, theirs, diff, sizeof diff);
+        dr_error("options differ across ranks: rank 0 has %s but rank %d has %s (every rank must run the same "
+                 "reduction)", diff, first, diff + strlen(diff) + 1);
     }
     return DR_ERR_USAGE;
 }
@@ -232,6 +253,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     backend_t be;
     memset(&be, 0, sizeof be);
     be.threads = o->threads > 0 ? o->threads : dr_parallel_default_threads();
+    /* Unbound ranks each see every core: share them among this host's ranks rather than oversubscribe. */
+    if (o->threads <= 0 && be.threads >= dr_parallel_online_cpus() && topo.host_local_size > 1)
+        be.threads = be.threads / topo.host_local_size > 0 ? be.threads / topo.host_local_size : 1;
     dr_binding_t binding;
     const dr_acc_kind_t acc = dr_acc_select(o->dtype, o->op, o->acc_mode);
     uint64_t first = 0, count = 0;

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 typedef struct {
     void (*fn)(void *, int, int);
@@ -60,6 +61,12 @@ int dr_parallel_default_threads(void)
         if (c > 0) return c;
     }
     return 1;
+}
+
+int dr_parallel_online_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 void dr_parallel_slice(unsigned long long n, int i, int k, unsigned long long *begin, unsigned long long *end)

@@ -9,6 +9,9 @@ int dr_parallel_run(int nthreads, void (*fn)(void *ctx, int i, int nthreads), vo
 /* Threads this process may run on (its CPU affinity), at least 1. */
 int dr_parallel_default_threads(void);
 
+/* CPUs online on this machine, at least 1. */
+int dr_parallel_online_cpus(void);
+
 /* The half-open slice [*begin, *end) of n items that worker i of k takes: contiguous, sizes differing by at most 1. */
 void dr_parallel_slice(unsigned long long n, int i, int k, unsigned long long *begin, unsigned long long *end);
 
