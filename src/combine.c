@@ -9,6 +9,7 @@
 #endif
 
 #include "check.h"
+#include "watchdog.h"
 #include "dreduce/accum.h"
 
 void dr_combine_cuda_awareness(dr_cuda_awareness_t *a)
@@ -142,18 +143,22 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
         times->stage_ms = (MPI_Wtime() - t0) * 1e3;
     }
     if (mode == DR_COMBINE_FLAT) {
+        dr_watchdog_enter("global (flat MPI_Reduce over all ranks)");
         DR_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
         t0 = MPI_Wtime();
         if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, MPI_COMM_WORLD));
         else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, MPI_COMM_WORLD));
         times->global_ms = (MPI_Wtime() - t0) * 1e3;
+        dr_watchdog_leave();
         return DR_OK;
     }
+    dr_watchdog_enter("node (MPI_Reduce to the node leader)");
     DR_MPI_CHECK(MPI_Barrier(t->node_comm));
     t0 = MPI_Wtime();
     DR_MPI_CHECK(MPI_Reduce(c->partial, c->node_result, 1, c->type, c->mpi_op, 0, t->node_comm));
     times->node_ms = (MPI_Wtime() - t0) * 1e3;
     if (t->leaders_comm != MPI_COMM_NULL) {
+        dr_watchdog_enter("global (MPI_Reduce over the node leaders)");
         DR_MPI_CHECK(MPI_Barrier(t->leaders_comm));
         t0 = MPI_Wtime();
         if (allreduce)
@@ -163,10 +168,12 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
         times->global_ms = (MPI_Wtime() - t0) * 1e3;
     }
     if (allreduce) {
+        dr_watchdog_enter("bcast (the result to the node's ranks)");
         t0 = MPI_Wtime();
         DR_MPI_CHECK(MPI_Bcast(c->result, (int)c->size, MPI_BYTE, 0, t->node_comm));
         times->bcast_ms = (MPI_Wtime() - t0) * 1e3;
     }
+    dr_watchdog_leave();
     return DR_OK;
 }
 

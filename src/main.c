@@ -3,18 +3,20 @@
  * repetitions, verify against the host reference, gather and report. Each phase ends with a collective agreement
  * on its status, so a failure on one rank ends every rank with a non-zero exit instead of a hang; a failure inside
  * the timed loop aborts the job after naming the rank. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* pause, _exit */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "binding.h"
 #include "check.h"
 #include "combine.h"
 #include "cpu_backend.h"
+#include "fault.h"
 #include "gpu_backend.h"
 #include "options.h"
 #include "parallel.h"
@@ -23,13 +25,16 @@
 #include "shard.h"
 #include "timing.h"
 #include "topology.h"
+#include "watchdog.h"
 
 /* Every rank learns the worst status of any rank. */
-static dr_status_t agree(dr_status_t s)
+static dr_status_t agree(dr_status_t s, const char *phase)
 {
     int mine = (int)s, worst = (int)DR_ERR_RUNTIME;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) return DR_ERR_RUNTIME;
-    return (dr_status_t)worst;
+    dr_watchdog_enter(phase);
+    const int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    dr_watchdog_leave();
+    return rc == MPI_SUCCESS ? (dr_status_t)worst : DR_ERR_RUNTIME;
 }
 
 /* Abort the job from inside the timed loop, where the other ranks may be waiting in a collective. */
@@ -166,7 +171,9 @@ static dr_status_t prepare_shard(const dr_options_t *o, backend_t *be, dr_acc_ki
         return DR_ERR_USAGE;
     }
     const size_t bytes = (size_t)count * esize + (size_t)o->misalign * esize;
-    be->h_base = aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    be->h_base = dr_fault("alloc", rank) ? NULL : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
     if (!be->h_base) {
         dr_error("cannot allocate %zu bytes (%.2f GiB) of host memory for the input shard", bytes,
                  (double)bytes / (1u << 30));
@@ -199,6 +206,38 @@ static dr_status_t reduce_local(const dr_options_t *o, backend_t *be, dr_acc_kin
     }
     *local_ms = pass_ms[0] = (MPI_Wtime() - t0) * 1e3;
     memcpy(c->partial, &v, c->size);
+    return DR_OK;
+}
+
+/* DREDUCE_FAULT (src/fault.h): make this rank crash, hang or corrupt its partial, for the fault tests. */
+static void inject_faults(int rank, backend_t *be, dr_combine_t *c)
+{
+    if (dr_fault("exit", rank)) {
+        dr_error("injected fault (DREDUCE_FAULT=exit@%d): exiting in the local level", rank);
+        _exit(9);
+    }
+    if (dr_fault("corrupt", rank)) {
+        dr_value_t v;
+        if (be->is_gpu) {
+            if (dr_gpu_read_partial(&be->gpu, &v) != DR_OK) return;
+            v.bytes[c->size - 1] ^= 1; /* the top byte: an exponent bit of a float, far outside any bound */
+            if (cudaMemcpy(be->gpu.req.d_result, &v, c->size, cudaMemcpyDefault) != cudaSuccess) return;
+        } else {
+            ((unsigned char *)c->partial)[c->size - 1] ^= 1;
+        }
+    }
+    if (dr_fault("hang", rank)) {
+        dr_error("injected fault (DREDUCE_FAULT=hang@%d): stopping before the combine", rank);
+        for (;;) pause();
+    }
+}
+
+/* The rank's own partial (after the last repetition), for the per-rank check. */
+static dr_status_t read_partial(backend_t *be, const dr_combine_t *c, dr_value_t *out)
+{
+    if (be->is_gpu) return dr_gpu_read_partial(&be->gpu, out);
+    memset(out, 0, sizeof *out);
+    memcpy(out, c->partial, c->size);
     return DR_OK;
 }
 
@@ -236,6 +275,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     DR_CHECK(check_options_agree(o, rank));
     DR_CHECK(dr_topology_init(&topo, o->ranks_per_node));
     dr_log_set_rank(rank, nranks, topo.host);
+    if (dr_watchdog_start(o->timeout) != 0) dr_warn("could not start the --timeout watchdog: collectives unwatched");
     if (env_local >= 0 && env_local != topo.host_local_rank)
         dr_warn("%s=%d but MPI places this rank %d on its host: using %d to choose the GPU", env_source, env_local,
                 topo.host_local_rank, topo.host_local_rank);
@@ -272,7 +312,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     memset(&comb, 0, sizeof comb);
     if (s == DR_OK) s = dr_combine_setup(&comb, acc, o->op, o->staging, be.is_gpu ? be.gpu.d_result : NULL);
     if (s == DR_OK && comb.path == DR_PATH_MAPPED) dr_gpu_set_partial_target(&be.gpu, comb.mapped_partial);
-    DR_CHECK(agree(s));
+    DR_CHECK(agree(s, "setup (every rank reporting its setup)"));
 
     /* Phase 3: the timed repetitions. */
     const int reps = o->warmup + o->iters;
@@ -290,9 +330,12 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     for (int it = 0; it < reps; ++it) {
         double pass_ms[DR_GPU_MAX_PASSES], local_ms;
         dr_combine_times_t ct;
+        dr_watchdog_enter("start (the barrier that begins a repetition)");
         if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) abort_job(DR_ERR_RUNTIME);
+        dr_watchdog_leave();
         const double t0 = MPI_Wtime();
         if ((s = reduce_local(o, &be, acc, count, &comb, pass_ms, &local_ms, &depth)) != DR_OK) abort_job(s);
+        inject_faults(rank, &be, &comb);
         if ((s = dr_combine_run(&comb, &topo, o->combine, o->allreduce, &ct)) != DR_OK) abort_job(s);
         const double total_ms = (MPI_Wtime() - t0) * 1e3;
         if (has_result) {
@@ -317,11 +360,27 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     memset(&check, 0, sizeof check);
     uint64_t max_depth = depth;
     DR_MPI_CHECK(MPI_Allreduce(&depth, &max_depth, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD));
+    int local_bad = 0, any_local_bad = 0;
     if (o->verify) {
         dr_reference_t ref, *refs = NULL;
         dr_reference_compute(&o->gen, acc, first, count, be.threads, &ref);
+        /* Each rank checks its own partial first, so a wrong result names the rank and level that made it. */
+        dr_value_t partial;
+        dr_check_t local_check;
+        if (read_partial(&be, &comb, &partial) != DR_OK) abort_job(DR_ERR_RUNTIME);
+        dr_reference_check(&ref, &partial, depth, &local_check);
+        if (!local_check.pass) {
+            local_bad = 1;
+            dr_error("verification failed at level local (this rank's shard, elements %" PRIu64 "..%" PRIu64
+                     "): %s", first, first + count, local_check.detail);
+        }
+        dr_watchdog_enter("verify (gathering the ranks' checks)");
+        DR_MPI_CHECK(MPI_Allreduce(&local_bad, &any_local_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        dr_watchdog_leave();
         if (rank == 0 && !(refs = malloc((size_t)nranks * sizeof *refs))) abort_job(DR_ERR_RUNTIME);
+        dr_watchdog_enter("verify (gathering the references)");
         DR_MPI_CHECK(MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD));
+        dr_watchdog_leave();
         if (rank == 0) {
             dr_reference_t total = refs[0];
             for (int i = 1; i < nranks; ++i) dr_reference_merge(&total, &refs[i]);
@@ -352,7 +411,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     rec.binding = binding;
     free(samples);
     if (rank == 0 && !(recs = calloc((size_t)nranks, sizeof *recs))) abort_job(DR_ERR_RUNTIME);
+    dr_watchdog_enter("report (gathering the ranks' records)");
     DR_MPI_CHECK(MPI_Gather(&rec, (int)sizeof rec, MPI_BYTE, recs, (int)sizeof rec, MPI_BYTE, 0, MPI_COMM_WORLD));
+    dr_watchdog_leave();
     int verdict = DR_OK;
     if (rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -383,8 +444,13 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
             verdict = DR_ERR_RUNTIME;
         }
         fflush(stdout);
-        if (o->verify && !check.pass) {
-            dr_error("verification failed: %s", check.detail);
+        if (any_local_bad) {
+            dr_error("verification failed at level local on at least one rank (named above); the combined result "
+                     "is %s", o->verify && check.pass ? "right all the same" : "wrong too");
+            verdict = DR_ERR_VERIFY;
+        } else if (o->verify && !check.pass) {
+            dr_error("verification failed at level %s: every rank's partial was right, the combined result is not: "
+                     "%s", o->combine == DR_COMBINE_FLAT ? "global" : "node or global", check.detail);
             verdict = DR_ERR_VERIFY;
         } else if (!deterministic) {
             dr_error("repetitions of the same reduction gave different results (a race?)");
@@ -392,7 +458,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         }
         free(recs);
     }
+    dr_watchdog_enter("report (the verdict from rank 0)");
     DR_MPI_CHECK(MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD));
+    dr_watchdog_leave();
     dr_combine_free(&comb);
     if (be.is_gpu) dr_gpu_close(&be.gpu);
     free(be.h_base);

@@ -46,6 +46,8 @@ static const char usage_text[] =
     "      --ranks-per-node K  emulate nodes of K ranks each (to test the two-level combine on one host)\n"
     "      --bind B         auto (default): bind each rank's CPUs and memory near its GPU | none\n"
     "      --share-gpus     allow more ranks on a node than GPUs (ranks share GPUs round-robin)\n"
+    "      --timeout S      seconds a rank may wait in one collective before it names the level and ends the\n"
+    "                       job (default 300; 0: wait forever)\n"
     "\n"
     "Output:\n"
     "      --format F       table (default) | json | csv\n"
@@ -71,6 +73,7 @@ void dr_options_default(dr_options_t *o)
     o->gen.pattern = DR_DATA_RANDOM;
     o->gen.seed = 1;
     o->verify = 1;
+    o->timeout = 300;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -264,7 +267,7 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
 enum opt_id {
     OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
     OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
-    OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION
+    OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION
 };
 
 static const struct {
@@ -280,6 +283,7 @@ static const struct {
     {"verify", 0, 1, OPT_VERIFY},     {"misalign", 0, 1, OPT_MISALIGN},  {"scaling", 0, 1, OPT_SCALING},
     {"combine", 0, 1, OPT_COMBINE},   {"staging", 0, 1, OPT_STAGING},    {"allreduce", 0, 0, OPT_ALLREDUCE},
     {"ranks-per-node", 0, 1, OPT_RANKS_PER_NODE}, {"bind", 0, 1, OPT_BIND}, {"share-gpus", 0, 0, OPT_SHARE_GPUS},
+    {"timeout", 0, 1, OPT_TIMEOUT},
     {"format", 0, 1, OPT_FORMAT},     {"output", 'o', 1, OPT_OUTPUT},    {"help", 'h', 0, OPT_HELP},
     {"version", 0, 0, OPT_VERSION},
 };
@@ -310,7 +314,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     static const char *const stagings[] = {"auto", "device", "host", "mapped"};
     static const char *const binds[] = {"auto", "none"};
     static const char *const onoff[] = {"off", "on"};
-    int choice;
+    int choice = 0;
     switch (id) {
     case OPT_COUNT: return dr_parse_count(v, &o->n, err, errlen);
     case OPT_TYPE:
@@ -389,6 +393,15 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         o->bind = (dr_bind_choice_t)choice;
         return 0;
     case OPT_SHARE_GPUS: o->share_gpus = 1; return 0;
+    case OPT_TIMEOUT: {
+        char *end;
+        errno = 0;
+        double t = strtod(v, &end);
+        if (*v == '\0' || isspace((unsigned char)*v) || *end != '\0' || errno != 0 || !(t >= 0) || t > 1e6)
+            return fail(err, errlen, "invalid --timeout '%s': expected seconds in 0..1000000 (0: no timeout)", v);
+        o->timeout = t;
+        return 0;
+    }
     case OPT_FORMAT:
         if (parse_choice(name, v, formats, 3, &choice, err, errlen)) return -1;
         o->format = (dr_format_t)choice;

@@ -41,6 +41,7 @@ typedef struct {
     int ranks_per_node;     /* > 0: emulate nodes of this many ranks */
     dr_bind_choice_t bind;
     int share_gpus;         /* allow more ranks than GPUs on a node */
+    double timeout;         /* seconds a rank may wait in one collective before it ends the job; 0 = never */
 } dr_options_t;
 
 typedef enum { DR_PARSE_OK = 0, DR_PARSE_HELP, DR_PARSE_VERSION, DR_PARSE_ERROR } dr_parse_result_t;

@@ -103,3 +103,8 @@ dr_cli_check(weak_single_rank CODE 0 REGEX "verification: passed" OPTS --also "w
              ARGS --device cpu -n 1000 --scaling weak --iters 1)
 dr_cli_check(verify_off CODE 0 REGEX "^result: " OPTS --not "verification: (passed|FAILED)"
              ARGS --device cpu -n 1000 --verify off --iters 1)
+
+# --timeout: seconds, 0 = never; anything else is one clear line.
+dr_cli_test(timeout_negative 2 "^dreduce: error: invalid --timeout '-1': expected seconds" --timeout -1)
+dr_cli_test(timeout_garbage 2 "^dreduce: error: invalid --timeout 'soon'" --timeout soon)
+dr_cli_test(timeout_zero_runs 0 "verification: passed" --device cpu -n 1000 --iters 2 --timeout 0)

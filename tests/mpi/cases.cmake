@@ -26,3 +26,8 @@ dr_mpi_test(allreduce --suite allreduce)
 # Usage errors under mpiexec: options that differ across ranks (MPMD launch), bad options; exit 2, one message,
 # no hang.
 dr_mpi_test(errors --suite errors)
+
+# Faults: a rank crashes, is killed, hangs (the others' --timeout watchdog names the level), corrupts its partial
+# (verification names the rank and the level), or cannot allocate (the error names rank, host and bytes).
+add_test(NAME mpi_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/faults.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce>)
+set_tests_properties(mpi_faults PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
