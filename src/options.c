@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char usage_text[] =
     "usage: dreduce [options]         (or: mpirun -np P dreduce [options])\n"
@@ -83,6 +84,9 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+    /* The message quotes user text: keep it one line of printable characters. */
+    for (char *p = err; *p; ++p)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
     return -1;
 }
 
@@ -186,6 +190,7 @@ static int round_decimal_to_small_float(const char *s, int man, int bias, uint32
     fesetround(FE_UPWARD);
     const double hi = strtod(s, NULL);
     fesetround(saved);
+    if (!isfinite(lo) || !isfinite(hi)) return -1; /* past the double range, so far past the small format's */
     uint32_t blo, bhi;
     if (round_to_small_float(lo, man, bias, &blo) != 0 || round_to_small_float(hi, man, bias, &bhi) != 0) return -1;
     if (blo == bhi) {
@@ -229,7 +234,8 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
         return fail(err, errlen, "invalid constant '%s': expected a number (or nan, inf) for --type %s", s,
                     dr_dtype_name(t));
     /* strtod saturates to +-HUGE_VAL on overflow: a finite spelling that overflowed is out of range. */
-    int spelled_inf = strstr(s, "inf") || strstr(s, "INF") || strstr(s, "Inf");
+    const char *digits = (*s == '-' || *s == '+') ? s + 1 : s;
+    const int spelled_inf = strncasecmp(digits, "inf", 3) == 0;
     if (isinf(v) && !spelled_inf) errno = ERANGE;
     if (errno == ERANGE && isinf(v))
         return fail(err, errlen, "invalid constant '%s': out of range for --type %s", s, dr_dtype_name(t));

@@ -125,9 +125,11 @@ static void test_parse_count(uint64_t *rng)
         CHECK(rc == -1, "dr_parse_count(\"%s\"): expected an error, got %d and %" PRIu64, bad[i], rc, v);
         char quoted[64];
         snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
+        for (char *q = quoted; *q; ++q) /* messages print control characters as '?': one printable line */
+            if ((unsigned char)*q < 0x20) *q = '?';
         CHECK(err[0] != '\0' && strstr(err, quoted) != NULL, "dr_parse_count(\"%s\"): message should quote the bad "
               "text, got \"%s\"", bad[i], err);
-        CHECK(strchr(err, '\n') == NULL || strchr(bad[i], '\n') != NULL, "dr_parse_count(\"%s\"): message is not one "
+        CHECK(strchr(err, '\n') == NULL, "dr_parse_count(\"%s\"): message is not one "
               "line: \"%s\"", bad[i], err);
     }
     /* A small error buffer is truncated, not overrun. */
