@@ -1,0 +1,13 @@
+# The fuzz targets: one per parser of untrusted input (see each file's opening comment for the invariants it checks).
+# dr_fuzz_target(name [DICT file]) is in tests/fuzz/CMakeLists.txt; seeds in corpus/<name>/, one input per file.
+
+# dr_parse_count: -n/--count with K M G T / Ki Mi Gi Ti suffixes (a 128-bit model of the grammar; overflow after
+# scaling must be an error).
+dr_fuzz_target(fuzz_count DICT count.dict)
+
+# dr_parse_const: --data const:V for every element type (integer model; floats rounded once, to nearest even).
+dr_fuzz_target(fuzz_const DICT const.dict)
+
+# dr_options_parse: the whole command line, arguments separated by NUL or newline (OK only with runnable options;
+# a pure function of argv; parsed values stable when printed back).
+dr_fuzz_target(fuzz_options DICT options.dict)
