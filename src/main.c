@@ -312,7 +312,15 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     memset(&comb, 0, sizeof comb);
     if (s == DR_OK) s = dr_combine_setup(&comb, acc, o->op, o->staging, be.is_gpu ? be.gpu.d_result : NULL);
     if (s == DR_OK && comb.path == DR_PATH_MAPPED) dr_gpu_set_partial_target(&be.gpu, comb.mapped_partial);
-    DR_CHECK(agree(s, "setup (every rank reporting its setup)"));
+    if ((s = agree(s, "setup (every rank reporting its setup)")) != DR_OK) {
+        /* Some rank failed to set up (it said why): release what this rank holds, and every rank exits. */
+        dr_combine_free(&comb);
+        if (be.is_gpu) dr_gpu_close(&be.gpu);
+        free(be.h_base);
+        if (out != stdout && out) fclose(out);
+        dr_topology_free(&topo);
+        return s;
+    }
 
     /* Phase 3: the timed repetitions. */
     const int reps = o->warmup + o->iters;
