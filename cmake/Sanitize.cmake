@@ -30,11 +30,15 @@ endif()
 add_compile_options("$<$<COMPILE_LANGUAGE:C>:${dr_sanitize_compile};-g>")
 add_link_options(${DR_SANITIZE_FLAGS})
 
-# Every executable of a sanitized tree gets a dlclose() that keeps modules loaded (tests/sanitize/keep_modules.c
-# says why: leak reports with nameable frames, suppressions that can match them, and half the run time).
+# Every executable of a sanitized tree gets (each file says why):
+#   tests/sanitize/keep_modules.c         a dlclose() that keeps modules loaded (Open MPI's components, hwloc's
+#                                         plugins), so that LeakSanitizer still sees their data and can name frames;
+#   tests/sanitize/mpi_init_unchecked.c   MPI_Init/MPI_Init_thread with leak checking off (Open MPI keeps what it
+#                                         allocates there until exit).
 if(DREDUCE_SANITIZE)
-  add_library(dr_keep_modules OBJECT ${PROJECT_SOURCE_DIR}/tests/sanitize/keep_modules.c)
-  link_libraries(dr_keep_modules)
+  add_library(dr_sanitize_runtime OBJECT ${PROJECT_SOURCE_DIR}/tests/sanitize/keep_modules.c
+                                         ${PROJECT_SOURCE_DIR}/tests/sanitize/mpi_init_unchecked.c)
+  link_libraries(dr_sanitize_runtime)
   add_link_options(LINKER:--export-dynamic-symbol=dlclose)
 endif()
 message(STATUS "dreduce: host C code built with ${dr_sanitize_compile}")

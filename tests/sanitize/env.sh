@@ -2,14 +2,12 @@
 #   . tests/sanitize/env.sh && ctest --test-dir build-asan -L 'unit|cli|mpi'
 # Every report ends the process with a non-zero status (halt_on_error; the build also has
 # -fno-sanitize-recover=all), so a test with a report fails even where its script checks only the exit code.
-# Leak checks stay on; Open MPI's and hwloc's own leaks are suppressed by tests/sanitize/lsan.supp, function by
-# function (see there). protect_shadow_gap=0: the CUDA runtime maps memory in the range ASan protects by default.
-# print_suppressions=0: the "Suppressions used" table would add lines to stderr, which the cli tests count.
-# fast_unwind_on_malloc=0 + malloc_context_size=64: complete allocation stacks through libraries built without frame
-# pointers (Open MPI, hwloc), which the suppressions rely on. Settings already in the environment are kept and win
-# (later flags override earlier ones).
+# Leak checks stay on; Open MPI's own leaks are kept out as tests/sanitize/lsan.supp says. protect_shadow_gap=0: the
+# CUDA runtime maps memory in the range ASan protects by default. print_suppressions=0: the "Suppressions used" table
+# would add lines to stderr, which the cli tests count. Settings already in the environment are kept and win (later
+# flags override earlier ones).
 _dr_sanitize_dir=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)
-export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:protect_shadow_gap=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1:fast_unwind_on_malloc=0:malloc_context_size=64${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:detect_leaks=1:protect_shadow_gap=0:detect_stack_use_after_return=1:check_initialization_order=1:strict_init_order=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export LSAN_OPTIONS="suppressions=$_dr_sanitize_dir/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 # Open MPI: open only the components a one-host CPU run uses (shared memory and self; no network transports, no RMA
