@@ -144,10 +144,10 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
     }
     if (mode == DR_COMBINE_FLAT) {
         dr_watchdog_enter("global (flat MPI_Reduce over all ranks)");
-        DR_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
+        DR_MPI_CHECK(MPI_Barrier(t->comm));
         t0 = MPI_Wtime();
-        if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, MPI_COMM_WORLD));
-        else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, MPI_COMM_WORLD));
+        if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, t->comm));
+        else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, t->comm));
         times->global_ms = (MPI_Wtime() - t0) * 1e3;
         dr_watchdog_leave();
         return DR_OK;

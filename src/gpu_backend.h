@@ -1,5 +1,6 @@
-/* The GPU backend: one device per rank, its buffers and stream, kept across repetitions (nothing is allocated after
- * dr_gpu_prepare), data generated on the device, reductions through kernels/launch.h with per-pass event timing. */
+/* The GPU backend: one device per rank, its streams, workspace and partial, kept across reductions (a shape seen
+ * before allocates nothing), reductions of device arrays through kernels/launch.h with per-pass event timing. Host
+ * arrays come in through src/gpu_chunks.c. */
 #ifndef DREDUCE_GPU_BACKEND_H
 #define DREDUCE_GPU_BACKEND_H
 
@@ -14,12 +15,15 @@ typedef struct {
     int device;
     char name[64];
     char pci_bus_id[32];
-    cudaStream_t stream;
-    void *d_in_base;     /* allocation; the input starts `misalign` elements in */
-    void *d_work;
-    void *d_result;      /* the rank's partial: one accumulator value in device memory */
-    dr_gpu_reduce_t req;
-    dr_gpu_plan_t plan;
+    cudaStream_t stream;      /* kernels */
+    cudaStream_t copy_stream; /* host-to-device copies (gpu_chunks.c), overlapping the kernels */
+    void *d_work;             /* kernel workspace, work_cap bytes, zero-filled (launch.h's contract) */
+    size_t work_cap;
+    void *d_result;           /* the rank's partial: one accumulator value in device memory */
+    void *partial_target;     /* where the kernels write the partial: d_result, or mapped host memory */
+    dr_gpu_reduce_t req;      /* the current shape and input */
+    dr_gpu_plan_t plan;       /* its plan */
+    int planned;              /* req/plan hold a valid shape */
     cudaEvent_t events[DR_GPU_MAX_PASSES + 1];
     int events_made;
 } dr_gpu_t;
@@ -27,22 +31,31 @@ typedef struct {
 /* Number of visible CUDA devices; 0 when there is no driver or no device (not an error). */
 int dr_gpu_count(void);
 
-/* Select `device` (already chosen by the binding) and fill its name and PCI bus id. */
+/* Select `device` (already chosen by the binding), fill its name and PCI bus id, create streams and events. */
 dr_status_t dr_gpu_open(dr_gpu_t *g, int device);
 
-/* Allocate for n elements and the plan of (kernel, block, acc), generate elements first..first+n-1 of gen on the
- * device; *gen_ms gets the generation time. */
-dr_status_t dr_gpu_prepare(dr_gpu_t *g, const dr_gen_t *gen, dr_kernel_t kernel, int block, dr_acc_kind_t acc,
-                           int misalign, uint64_t first, uint64_t n, double *gen_ms);
+/* Plan a reduction of n elements of dtype at d_in (device memory) with (op, acc) by `kernel` with `block` threads
+ * (0: dr_gpu_default_block), and make sure the workspace is large enough. Replanning is skipped when the shape is
+ * the last one; only d_in changes then. */
+dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
+                             dr_acc_kind_t acc, const void *d_in, uint64_t n);
 
-/* Make the kernels write the partial to d_ptr (device-visible memory, e.g. mapped pinned host memory) instead. */
+/* Make the kernels write the partial to d_ptr (device-visible memory, e.g. mapped pinned host memory; NULL: back to
+ * d_result). */
 void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr);
 
-/* One reduction into the partial; waits for it. pass_ms[i] gets pass i's time (plan.passes of them). */
+/* One reduction of the current shape into the partial target; waits for it. pass_ms[i] gets pass i's time
+ * (plan.passes of them). */
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
 
-/* Copy the partial to the host. */
+/* Copy the partial (from the partial target) to the host. */
 dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_value_t *out);
+
+/* Store v as the partial (at the partial target), for partials folded on the host (chunked inputs). */
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_value_t *v);
+
+/* cudaMalloc with a one-line error naming the bytes and what they were for. */
+dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what);
 
 /* Release everything; safe on a partly opened context. */
 void dr_gpu_close(dr_gpu_t *g);

@@ -11,12 +11,8 @@
 
 #define DR_VERSION "0.1.0"
 
-typedef enum { DR_DEVICE_AUTO = 0, DR_DEVICE_GPU, DR_DEVICE_CPU } dr_device_choice_t;
 typedef enum { DR_FORMAT_TABLE = 0, DR_FORMAT_JSON, DR_FORMAT_CSV } dr_format_t;
 typedef enum { DR_SCALING_STRONG = 0, DR_SCALING_WEAK } dr_scaling_t;
-typedef enum { DR_COMBINE_HIER = 0, DR_COMBINE_FLAT } dr_combine_mode_t;
-typedef enum { DR_STAGING_AUTO = 0, DR_STAGING_DEVICE, DR_STAGING_HOST, DR_STAGING_MAPPED } dr_staging_t;
-typedef enum { DR_BINDOPT_AUTO = 0, DR_BINDOPT_NONE } dr_bind_choice_t;
 
 typedef struct {
     uint64_t n;             /* elements: in total (strong) or per rank (weak) */

@@ -6,13 +6,7 @@
 
 #include <stdio.h>
 
-typedef enum {
-    DR_OK = 0,
-    DR_ERR_USAGE = 2,   /* bad option or value: nothing ran */
-    DR_ERR_RUNTIME = 3, /* CUDA, MPI, allocation or system failure */
-    DR_ERR_VERIFY = 4,  /* the result did not match the reference */
-    DR_SKIP = 77        /* cannot run here (no GPU): the CTest skip code */
-} dr_status_t;
+#include "dreduce/status.h"
 
 /* Print "dreduce: error: <message>" (prefixed by the rank when known) on stderr. */
 void dr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -5,20 +5,23 @@
 
 #include "check.h"
 
-dr_status_t dr_topology_init(dr_topology_t *t, int ranks_per_node)
+dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node)
 {
     memset(t, 0, sizeof *t);
+    t->comm = MPI_COMM_NULL;
     t->node_comm = MPI_COMM_NULL;
     t->leaders_comm = MPI_COMM_NULL;
-    DR_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &t->rank));
-    DR_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &t->nranks));
+    t->host_comm = MPI_COMM_NULL;
+    DR_MPI_CHECK(MPI_Comm_dup(comm, &t->comm));
+    DR_MPI_CHECK(MPI_Comm_set_errhandler(t->comm, MPI_ERRORS_RETURN));
+    DR_MPI_CHECK(MPI_Comm_rank(t->comm, &t->rank));
+    DR_MPI_CHECK(MPI_Comm_size(t->comm, &t->nranks));
     char name[MPI_MAX_PROCESSOR_NAME];
     int len = 0;
     DR_MPI_CHECK(MPI_Get_processor_name(name, &len));
     snprintf(t->host, sizeof t->host, "%.63s", name);
 
-    t->host_comm = MPI_COMM_NULL;
-    DR_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &t->host_comm));
+    DR_MPI_CHECK(MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &t->host_comm));
     DR_MPI_CHECK(MPI_Comm_set_errhandler(t->host_comm, MPI_ERRORS_RETURN));
     DR_MPI_CHECK(MPI_Comm_rank(t->host_comm, &t->host_local_rank));
     DR_MPI_CHECK(MPI_Comm_size(t->host_comm, &t->host_local_size));
@@ -30,7 +33,7 @@ dr_status_t dr_topology_init(dr_topology_t *t, int ranks_per_node)
     DR_MPI_CHECK(MPI_Comm_rank(t->node_comm, &t->local_rank));
     DR_MPI_CHECK(MPI_Comm_size(t->node_comm, &t->local_size));
 
-    DR_MPI_CHECK(MPI_Comm_split(MPI_COMM_WORLD, t->local_rank == 0 ? 0 : MPI_UNDEFINED, t->rank, &t->leaders_comm));
+    DR_MPI_CHECK(MPI_Comm_split(t->comm, t->local_rank == 0 ? 0 : MPI_UNDEFINED, t->rank, &t->leaders_comm));
     if (t->local_rank == 0) {
         DR_MPI_CHECK(MPI_Comm_set_errhandler(t->leaders_comm, MPI_ERRORS_RETURN));
         DR_MPI_CHECK(MPI_Comm_rank(t->leaders_comm, &t->node));
@@ -50,4 +53,5 @@ void dr_topology_free(dr_topology_t *t)
     if (t->leaders_comm != MPI_COMM_NULL) MPI_Comm_free(&t->leaders_comm);
     if (t->node_comm != MPI_COMM_NULL) MPI_Comm_free(&t->node_comm);
     if (t->host_comm != MPI_COMM_NULL) MPI_Comm_free(&t->host_comm);
+    if (t->comm != MPI_COMM_NULL) MPI_Comm_free(&t->comm);
 }

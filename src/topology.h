@@ -8,6 +8,7 @@
 #include "status.h"
 
 typedef struct {
+    MPI_Comm comm;              /* the communicator of the run (a dup of the caller's: MPI_COMM_WORLD for the CLI) */
     int rank, nranks;
     int local_rank, local_size; /* within the node */
     int node, nnodes;           /* node index, in order of the nodes' first ranks */
@@ -20,8 +21,9 @@ typedef struct {
     int host_local_rank, host_local_size; /* within the whole host (for GPU choice) */
 } dr_topology_t;
 
-/* Build the topology from MPI_COMM_WORLD; ranks_per_node > 0 splits each host into emulated nodes of that many. */
-dr_status_t dr_topology_init(dr_topology_t *t, int ranks_per_node);
+/* Build the topology of comm (duplicated, so our traffic never matches the caller's); ranks_per_node > 0 splits each
+ * host into emulated nodes of that many. */
+dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node);
 
 void dr_topology_free(dr_topology_t *t);
 

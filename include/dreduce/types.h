@@ -66,6 +66,16 @@ typedef union {
     unsigned char bytes[16];
 } dr_value_t;
 
+/* Where a rank reduces: a GPU when one is visible (AUTO), a GPU or fail (GPU), the host's cores (CPU). */
+typedef enum { DR_DEVICE_AUTO = 0, DR_DEVICE_GPU, DR_DEVICE_CPU } dr_device_choice_t;
+/* How partials combine across ranks: within each node then over the node leaders (HIER), or one reduce (FLAT). */
+typedef enum { DR_COMBINE_HIER = 0, DR_COMBINE_FLAT } dr_combine_mode_t;
+/* How a GPU partial reaches MPI: AUTO (device buffers on a CUDA-aware MPI, else HOST), DEVICE (device buffers, or
+ * fail), HOST (copied to pinned host memory), MAPPED (the last kernel writes it into mapped pinned host memory). */
+typedef enum { DR_STAGING_AUTO = 0, DR_STAGING_DEVICE, DR_STAGING_HOST, DR_STAGING_MAPPED } dr_staging_t;
+/* Bind the rank's CPUs and memory next to its GPU through hwloc (AUTO), or leave them as the launcher set (NONE). */
+typedef enum { DR_BINDOPT_AUTO = 0, DR_BINDOPT_NONE } dr_bind_choice_t;
+
 size_t dr_dtype_size(dr_dtype_t t);
 const char *dr_dtype_name(dr_dtype_t t);
 int dr_dtype_is_float(dr_dtype_t t);

@@ -1,0 +1,145 @@
+/* libdreduce: a distributed reduction of one array spread over the ranks of an MPI communicator. Each rank hands in
+ * its own part (in GPU memory or in host memory), reduces it on its GPU (the multi-pass warp-shuffle kernel) or on
+ * its cores, and the partial results are combined across ranks with MPI_Reduce (within each node, then over the
+ * node leaders). The dreduce program is a client of this library.
+ *
+ *     dreduce_config_t cfg;
+ *     dreduce_config_init(&cfg);
+ *     dreduce_context_t *ctx;
+ *     if (dreduce_create(MPI_COMM_WORLD, &cfg, &ctx) != DR_OK) ...;       collective
+ *     dreduce_result_t r;
+ *     dreduce_reduce(ctx, d_data, n, DR_FLOAT32, DR_SUM, &r);               collective; r valid on rank 0
+ *     printf("%g\n", dreduce_result_double(&r));
+ *     dreduce_destroy(ctx);                                                 collective
+ *
+ * Types and ops are the enums of dreduce/types.h (shared with the command line); results come in the accumulator
+ * kind dr_acc_select(dtype, op, cfg.acc_mode) picks (int32 sums in int64, float sums in float64 by default, ...).
+ *
+ * Collectives. dreduce_create, dreduce_prepare, dreduce_reduce and dreduce_destroy are collective over the
+ * context's communicator: every rank calls them in the same order with the same dtype and op (counts may differ:
+ * each rank reduces its own part). Argument errors that every rank sees alike (a bad dtype or op) return on every
+ * rank before any communication; errors only one rank sees (its buffer is on another GPU, a CUDA failure) return on
+ * that rank while the others wait in the combine: set cfg.timeout so they end instead of waiting forever (the
+ * watchdog then ends the process, exit status 3), or abort the job on an error.
+ *
+ * Errors. Every call returns a dr_status_t (DR_OK, DR_ERR_USAGE for bad arguments, DR_ERR_RUNTIME for CUDA, MPI,
+ * I/O or allocation failures) and prints one line saying why on stderr ("dreduce: error: rank R (host): ...").
+ *
+ * Threads. A context belongs to one thread at a time: calls on one context must not overlap. Distinct contexts may
+ * be used from distinct threads only if MPI was initialised with MPI_THREAD_MULTIPLE. The library calls
+ * cudaSetDevice (on the calling thread) before it touches the GPU, and leaves it set.
+ *
+ * Ownership. The caller's buffers are only read, never kept after a call returns. The context owns its duplicate
+ * of the communicator, its GPU workspace, streams and pinned buffers, all released by dreduce_destroy. */
+#ifndef DREDUCE_H
+#define DREDUCE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dreduce/status.h"
+#include "dreduce/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DREDUCE_VERSION_MAJOR 0
+#define DREDUCE_VERSION_MINOR 1
+#define DREDUCE_VERSION_PATCH 0
+#define DREDUCE_MAX_PASSES 12 /* most kernel passes one reduction reports */
+
+typedef struct dreduce_context dreduce_context_t;
+
+typedef struct {
+    dr_device_choice_t device; /* AUTO (default): a GPU when one is visible, else the CPU backend */
+    int gpu;                   /* CUDA ordinal to use; -1 (default): the node-local rank's GPU (or the only GPU a
+                                  launcher gave this task) */
+    int share_gpus;            /* 1: allow more ranks than GPUs on a node (default 0: an error) */
+    dr_bind_choice_t bind;     /* DR_BINDOPT_NONE (default): leave the caller's CPU binding alone; AUTO: bind the
+                                  process's CPUs and memory next to its GPU through hwloc */
+    dr_kernel_t kernel;        /* DR_KERNEL_MULTIPASS (default) or a teaching level */
+    int block;                 /* threads per block, a power of two in 32..1024; 0 (default): by kernel and size */
+    dr_acc_mode_t acc_mode;    /* float sums/products in float64 (WIDE, default) or the input type (NATIVE) */
+    dr_combine_mode_t combine; /* HIER (default) or FLAT */
+    dr_staging_t staging;      /* AUTO (default), DEVICE, HOST or MAPPED */
+    int allreduce;             /* 1: every rank gets the result (default 0: rank 0 of the communicator) */
+    int ranks_per_node;        /* > 0: treat groups of this many ranks of a host as nodes (testing); default 0 */
+    int cpu_threads;           /* CPU backend threads; 0 (default): one per core this process may run on */
+    double timeout;            /* > 0: a rank waiting longer than this many seconds in one collective of the
+                                  library prints which level and ends the process (exit 3); default 0: never */
+    size_t chunk_bytes;        /* host arrays reach the GPU in chunks of this many bytes, copy and reduction
+                                  overlapped (default 64 MiB) */
+} dreduce_config_t;
+
+/* A reduced value, in its accumulator kind. */
+typedef struct {
+    dr_acc_kind_t kind;
+    dr_value_t value;
+    int valid; /* 1 where the value is the combined result (rank 0, or every rank with allreduce) */
+} dreduce_result_t;
+
+/* Times of the last dreduce_reduce on this rank, in milliseconds; NaN where this rank had no part in a level. */
+typedef struct {
+    int passes;                           /* GPU kernel passes of one reduction (1 on the CPU backend) */
+    double pass_ms[DREDUCE_MAX_PASSES];   /* GPU: each pass (of the last chunk for host arrays) */
+    double local_ms;   /* this rank's reduction: every kernel pass of every chunk, or the CPU backend */
+    double load_ms;    /* host arrays on a GPU: copying them in, overlapped with the kernels (wall time) */
+    double read_ms;    /* files: reading them (MPI-IO), overlapped with copying and reducing */
+    double stage_ms;   /* the partial copied to host memory for a MPI that is not CUDA-aware */
+    double node_ms, global_ms, bcast_ms; /* the combine levels */
+    double total_ms;   /* the whole call */
+    uint64_t chunks;   /* pieces the data came in (1 for a GPU array) */
+    uint64_t bytes;    /* bytes this rank reduced */
+    uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
+} dreduce_timings_t;
+
+/* "MAJOR.MINOR.PATCH" of the library linked (compare with the DREDUCE_VERSION_* this header defines). */
+const char *dreduce_version(void);
+
+/* Defaults for every field (see dreduce_config_t). */
+void dreduce_config_init(dreduce_config_t *cfg);
+
+/* Create a context on comm (collective): choose and open this rank's GPU (or the CPU backend), bind if asked, learn
+ * the node layout. Every rank returns the same status: if one rank fails, all fail. *out is NULL on failure. */
+dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_context_t **out);
+
+/* Optional (collective): plan and allocate for reductions of count elements of (dtype, op) so that the first
+ * dreduce_reduce of that shape allocates nothing and problems (no memory, --staging device without a CUDA-aware
+ * MPI) show up here, on every rank alike. */
+dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, uint64_t count);
+
+/* Reduce this rank's count elements at buf, then combine with the other ranks (collective). buf may be device
+ * memory of the context's GPU, managed memory, pinned or pageable host memory (found with cudaPointerGetAttributes;
+ * host memory on a GPU context is copied in chunks); NULL when count is 0. *out gets the combined result where it
+ * is valid (see dreduce_result_t) and valid = 0 elsewhere. Allocates nothing when the shape was seen before. */
+dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
+                           dreduce_result_t *out);
+
+/* This rank's own partial of the last dreduce_reduce (before the combine): for checking one rank's share. */
+dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out);
+
+/* Times of the last dreduce_reduce on this rank. */
+void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out);
+
+/* The CUDA ordinal the context uses, or -1 on the CPU backend. */
+int dreduce_gpu(const dreduce_context_t *ctx);
+
+/* How partials travel between ranks, for reports: "device buffers (CUDA-aware MPI)", "host-staged (...)", ...
+ * ("" before the first reduction or preparation). */
+const char *dreduce_combine_path(const dreduce_context_t *ctx);
+
+/* The result as a double (integers converted, rounding above 2^53). */
+double dreduce_result_double(const dreduce_result_t *r);
+
+/* Format a result for humans ("12345", "-0.5", "nan"). */
+void dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len);
+
+/* Release the context (collective: it frees its communicators). NULL is ignored. */
+void dreduce_destroy(dreduce_context_t *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

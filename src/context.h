@@ -1,0 +1,31 @@
+/* What a libdreduce context holds (include/dreduce.h). Internal: the dreduce program reads it for its report (node
+ * layout, binding, device name); library users see only the opaque type. */
+#ifndef DREDUCE_CONTEXT_H
+#define DREDUCE_CONTEXT_H
+
+#include "binding.h"
+#include "chunks.h"
+#include "combine.h"
+#include "dreduce.h"
+#include "gpu_backend.h"
+#include "topology.h"
+
+struct dreduce_context {
+    dreduce_config_t cfg;
+    dr_topology_t topo;   /* the communicator (our dup) and its node/leaders split */
+    dr_binding_t binding; /* GPU, CPUs and memory of this rank */
+    int is_gpu;
+    dr_gpu_t gpu;
+    int threads;          /* CPU backend threads */
+    dr_combine_t comb;    /* set up for (comb_acc, comb_op); comb_ready when valid */
+    int comb_ready;
+    dr_chunks_t chunks;   /* host arrays and files, in chunks */
+    dr_value_t partial;   /* CPU backend: this rank's partial of the last reduction */
+    int have_partial;
+    dreduce_timings_t timings;
+};
+
+/* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */
+dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase);
+
+#endif

@@ -1,0 +1,419 @@
+/* libdreduce (include/dreduce.h): a context is one rank's device (GPU or CPU backend), its place in the node layout
+ * and its combine buffers; a reduction is the local reduction (device array, host array in chunks, or a file) then
+ * the combine across ranks. */
+#define _GNU_SOURCE /* pause, _exit */
+#include "dreduce.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "context.h"
+#include "cpu_backend.h"
+#include "fault.h"
+#include "parallel.h"
+#include "reference.h"
+#include "watchdog.h"
+
+_Static_assert(DREDUCE_MAX_PASSES == DR_GPU_MAX_PASSES, "dreduce.h and kernels/launch.h disagree on passes");
+
+#define DR_STR_(x) #x
+#define DR_STR(x) DR_STR_(x)
+const char *dreduce_version(void)
+{
+    return DR_STR(DREDUCE_VERSION_MAJOR) "." DR_STR(DREDUCE_VERSION_MINOR) "." DR_STR(DREDUCE_VERSION_PATCH);
+}
+
+void dreduce_config_init(dreduce_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->device = DR_DEVICE_AUTO;
+    cfg->gpu = -1;
+    cfg->bind = DR_BINDOPT_NONE;
+    cfg->kernel = DR_KERNEL_MULTIPASS;
+    cfg->acc_mode = DR_ACC_WIDE;
+    cfg->combine = DR_COMBINE_HIER;
+    cfg->staging = DR_STAGING_AUTO;
+    cfg->chunk_bytes = (size_t)64 << 20;
+}
+
+dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase)
+{
+    int mine = (int)s, worst = (int)DR_ERR_RUNTIME;
+    dr_watchdog_enter(phase);
+    const int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, ctx->topo.comm);
+    dr_watchdog_leave();
+    return rc == MPI_SUCCESS ? (dr_status_t)worst : DR_ERR_RUNTIME;
+}
+
+/* With one visible GPU per rank and distinct PCI bus ids across the host, the launcher gave each task its own
+ * GPU (Slurm --gpu-bind, CUDA_VISIBLE_DEVICES per rank): use it rather than indexing by local rank. */
+static dr_status_t one_gpu_per_task(const dr_topology_t *t, int ngpus, const char *bus_id0, int *yes)
+{
+    char *all = calloc((size_t)t->host_local_size, 32);
+    char mine[32] = "";
+    if (!all) return DR_ERR_RUNTIME;
+    if (ngpus == 1) snprintf(mine, sizeof mine, "%s", bus_id0);
+    int rc = MPI_Allgather(mine, 32, MPI_CHAR, all, 32, MPI_CHAR, t->host_comm);
+    *yes = rc == MPI_SUCCESS && t->host_local_size > 1;
+    for (int i = 0; i < t->host_local_size && *yes; ++i) {
+        if (all[i * 32] == '\0') *yes = 0;
+        for (int j = 0; j < i && *yes; ++j)
+            if (strcmp(all + i * 32, all + j * 32) == 0) *yes = 0;
+    }
+    free(all);
+    return rc == MPI_SUCCESS ? DR_OK : DR_ERR_RUNTIME;
+}
+
+/* Choose GPU or CPU, pick the GPU for this rank, bind CPUs and memory next to it. */
+static dr_status_t setup_device(dreduce_context_t *ctx)
+{
+    const dreduce_config_t *cfg = &ctx->cfg;
+    const dr_topology_t *t = &ctx->topo;
+    dr_binding_t *b = &ctx->binding;
+    const int ngpus = cfg->device == DR_DEVICE_CPU ? 0 : dr_gpu_count();
+    dr_binding_init(b);
+    if (cfg->device == DR_DEVICE_GPU && ngpus == 0) {
+        dr_error("--device gpu: no GPU is visible to this process (check the driver and CUDA_VISIBLE_DEVICES); "
+                 "use --device cpu or auto");
+        return DR_ERR_USAGE;
+    }
+    ctx->is_gpu = cfg->device != DR_DEVICE_CPU && ngpus > 0;
+    char err[256], busid0[32] = "";
+    if (ctx->is_gpu && ngpus == 1 && cudaDeviceGetPCIBusId(busid0, sizeof busid0, 0) != cudaSuccess) busid0[0] = 0;
+    int per_task = 0;
+    DR_CHECK(one_gpu_per_task(t, ctx->is_gpu ? ngpus : 0, busid0, &per_task));
+    if (ctx->is_gpu) {
+        int gpu = cfg->gpu;
+        if (gpu >= ngpus) {
+            dr_error("GPU %d requested but only %d are visible (0..%d)", gpu, ngpus, ngpus - 1);
+            return DR_ERR_USAGE;
+        }
+        if (gpu < 0)
+            gpu = dr_binding_choose_gpu(t->host_local_rank, t->host_local_size, ngpus, per_task, cfg->share_gpus, err,
+                                        sizeof err);
+        if (gpu < 0) {
+            dr_error("%s", err);
+            return DR_ERR_USAGE;
+        }
+        b->gpu_index = gpu;
+        DR_CHECK(dr_gpu_open(&ctx->gpu, gpu));
+    }
+    hwloc_topology_t topo = NULL;
+    if (dr_binding_topology_load(&topo, dr_binding_env_xml(), err, sizeof err) != 0) {
+        snprintf(b->note, sizeof b->note, "no hwloc topology (%.200s): not bound", err);
+        return DR_OK;
+    }
+    const int gpu_index = b->gpu_index;
+    dr_binding_apply(topo, hwloc_topology_is_thissystem(topo), ctx->is_gpu ? ctx->gpu.pci_bus_id : NULL,
+                     cfg->bind == DR_BINDOPT_AUTO ? DR_BIND_AUTO : DR_BIND_NONE, b);
+    b->gpu_index = gpu_index;
+    hwloc_topology_destroy(topo);
+    return DR_OK;
+}
+
+static dr_status_t check_config(const dreduce_config_t *c)
+{
+    if (c->block != 0 && (c->block < 32 || c->block > 1024 || (c->block & (c->block - 1)))) {
+        dr_error("block %d: must be 0 (automatic) or a power of two in 32..1024", c->block);
+        return DR_ERR_USAGE;
+    }
+    if ((unsigned)c->kernel >= DR_KERNEL_COUNT || (unsigned)c->acc_mode >= DR_ACC_MODE_COUNT ||
+        (unsigned)c->device > DR_DEVICE_CPU || (unsigned)c->combine > DR_COMBINE_FLAT ||
+        (unsigned)c->staging > DR_STAGING_MAPPED || (unsigned)c->bind > DR_BINDOPT_NONE) {
+        dr_error("dreduce_config_t holds an unknown enum value (kernel %d, acc_mode %d, device %d, combine %d, "
+                 "staging %d, bind %d)", (int)c->kernel, (int)c->acc_mode, (int)c->device, (int)c->combine,
+                 (int)c->staging, (int)c->bind);
+        return DR_ERR_USAGE;
+    }
+    if (c->ranks_per_node < 0 || c->cpu_threads < 0 || !(c->timeout >= 0) || c->chunk_bytes < 4096) {
+        dr_error("dreduce_config_t: ranks_per_node %d and cpu_threads %d must be >= 0, timeout %g >= 0 and "
+                 "chunk_bytes %zu >= 4096", c->ranks_per_node, c->cpu_threads, c->timeout, c->chunk_bytes);
+        return DR_ERR_USAGE;
+    }
+    return DR_OK;
+}
+
+dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_context_t **out)
+{
+    *out = NULL;
+    dreduce_context_t *ctx = calloc(1, sizeof *ctx);
+    dr_status_t s = ctx ? check_config(cfg) : DR_ERR_RUNTIME;
+    /* Bad configurations are the caller's on every rank alike: return before communicating. */
+    if (s != DR_OK) {
+        free(ctx);
+        return s;
+    }
+    ctx->cfg = *cfg;
+    if ((s = dr_topology_init(&ctx->topo, comm, cfg->ranks_per_node)) != DR_OK) {
+        dr_topology_free(&ctx->topo);
+        free(ctx);
+        return s;
+    }
+    dr_log_set_rank(ctx->topo.rank, ctx->topo.nranks, ctx->topo.host);
+    if (cfg->timeout > 0 && dr_watchdog_start(cfg->timeout) != 0)
+        dr_warn("could not start the timeout watchdog: collectives unwatched");
+    ctx->threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : dr_parallel_default_threads();
+    /* Unbound ranks each see every core: share them among this host's ranks rather than oversubscribe. */
+    if (cfg->cpu_threads <= 0 && ctx->threads >= dr_parallel_online_cpus() && ctx->topo.host_local_size > 1)
+        ctx->threads = ctx->threads / ctx->topo.host_local_size > 0 ? ctx->threads / ctx->topo.host_local_size : 1;
+    s = setup_device(ctx);
+    if ((s = dr_context_agree(ctx, s, "setup (every rank reporting its device)")) != DR_OK) {
+        dreduce_destroy(ctx);
+        return s;
+    }
+    for (int p = 0; p < DREDUCE_MAX_PASSES; ++p) ctx->timings.pass_ms[p] = NAN;
+    *out = ctx;
+    return DR_OK;
+}
+
+/* Same (dtype, op) checks on every rank, before any communication. */
+static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
+{
+    if ((unsigned)dtype >= DR_DTYPE_COUNT || (unsigned)op >= DR_OP_COUNT) {
+        dr_error("unknown dtype %d or op %d (types: %s; ops: %s)", (int)dtype, (int)op, dr_dtype_names(),
+                 dr_op_names());
+        return DR_ERR_USAGE;
+    }
+    if (!dr_op_valid(dtype, op)) {
+        dr_error("op %s is not defined for type %s (bitwise ops need an integer type)", dr_op_name(op),
+                 dr_dtype_name(dtype));
+        return DR_ERR_USAGE;
+    }
+    return DR_OK;
+}
+
+/* Combine buffers for (acc, op), kept while the pair stays the same. */
+static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_op_t op)
+{
+    if (ctx->comb_ready && ctx->comb.acc == acc && ctx->comb.op == op) return DR_OK;
+    if (ctx->comb_ready) dr_combine_free(&ctx->comb);
+    ctx->comb_ready = 0;
+    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL);
+    DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->cfg.staging, ctx->is_gpu ? ctx->gpu.d_result : NULL));
+    ctx->comb_ready = 1;
+    if (ctx->is_gpu && ctx->comb.path == DR_PATH_MAPPED) dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.mapped_partial);
+    return DR_OK;
+}
+
+dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, uint64_t count)
+{
+    DR_CHECK(check_shape(dtype, op));
+    const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+    dr_status_t s = ensure_combine(ctx, acc, op);
+    if (s == DR_OK && ctx->is_gpu)
+        s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count);
+    return dr_context_agree(ctx, s, "prepare (every rank reporting its plan)");
+}
+
+/* Where buf lives, for a GPU context: 1 device-accessible (device or managed memory of our GPU), 0 host. */
+static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_device)
+{
+    *on_device = 0;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) { /* no driver, or an old one for pageable memory */
+        (void)cudaGetLastError();
+        return DR_OK;
+    }
+    if (a.type == cudaMemoryTypeDevice && (!ctx->is_gpu || a.device != ctx->gpu.device)) {
+        if (ctx->is_gpu)
+            dr_error("the buffer is in the memory of GPU %d but this rank's context uses GPU %d: pass a buffer of "
+                     "GPU %d or host memory", a.device, ctx->gpu.device, ctx->gpu.device);
+        else
+            dr_error("the buffer is in GPU %d's memory but this context uses the CPU backend: pass host memory or "
+                     "create the context with a GPU", a.device);
+        return DR_ERR_USAGE;
+    }
+    *on_device = ctx->is_gpu && (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged);
+    return DR_OK;
+}
+
+/* A host array as a chunk source: it points at the next piece, nothing is copied on the host. */
+typedef struct {
+    const char *at;
+    uint64_t left;
+    size_t esize;
+} host_source_t;
+
+static dr_status_t host_next(void *state, void *slot, size_t max_elems, const void **ptr, size_t *elems, int *done)
+{
+    (void)slot;
+    host_source_t *h = state;
+    *elems = h->left < max_elems ? (size_t)h->left : max_elems;
+    *ptr = h->at;
+    h->at += *elems * h->esize;
+    h->left -= *elems;
+    *done = h->left == 0;
+    return DR_OK;
+}
+
+/* DREDUCE_FAULT (src/fault.h, tests only): make this rank crash, hang or corrupt its partial. */
+static void inject_faults(dreduce_context_t *ctx)
+{
+    const int rank = ctx->topo.rank;
+    if (dr_fault("exit", rank)) {
+        dr_error("injected fault (DREDUCE_FAULT=exit@%d): exiting in the local level", rank);
+        _exit(9);
+    }
+    if (dr_fault("corrupt", rank)) {
+        const size_t size = ctx->comb.size;
+        if (ctx->is_gpu) {
+            dr_value_t v;
+            if (dr_gpu_read_partial(&ctx->gpu, &v) != DR_OK) return;
+            v.bytes[size - 1] ^= 1; /* the top byte: an exponent bit of a float, far outside any bound */
+            if (dr_gpu_write_partial(&ctx->gpu, &v) != DR_OK) return;
+        } else {
+            ctx->partial.bytes[size - 1] ^= 1;
+            memcpy(ctx->comb.partial, &ctx->partial, size);
+        }
+    }
+    if (dr_fault("hang", rank)) {
+        dr_error("injected fault (DREDUCE_FAULT=hang@%d): stopping before the combine", rank);
+        for (;;) pause();
+    }
+}
+
+/* After the local reduction: combine, hand out the result, record the times. */
+static dr_status_t finish(dreduce_context_t *ctx, dreduce_result_t *out, double t0)
+{
+    dreduce_timings_t *tm = &ctx->timings;
+    inject_faults(ctx);
+    dr_combine_times_t ct;
+    DR_CHECK(dr_combine_run(&ctx->comb, &ctx->topo, ctx->cfg.combine, ctx->cfg.allreduce, &ct));
+    tm->stage_ms = ct.stage_ms;
+    tm->node_ms = ct.node_ms;
+    tm->global_ms = ct.global_ms;
+    tm->bcast_ms = ct.bcast_ms;
+    memset(out, 0, sizeof *out);
+    out->kind = ctx->comb.acc;
+    out->valid = ctx->topo.rank == 0 || ctx->cfg.allreduce;
+    if (out->valid) DR_CHECK(dr_combine_read_result(&ctx->comb, &out->value));
+    tm->total_ms = (MPI_Wtime() - t0) * 1e3;
+    return DR_OK;
+}
+
+static void reset_timings(dreduce_timings_t *tm)
+{
+    memset(tm, 0, sizeof *tm);
+    tm->local_ms = tm->load_ms = tm->read_ms = tm->stage_ms = tm->node_ms = tm->global_ms = tm->bcast_ms =
+        tm->total_ms = NAN;
+    for (int p = 0; p < DREDUCE_MAX_PASSES; ++p) tm->pass_ms[p] = NAN;
+}
+
+static void record_chunks(dreduce_timings_t *tm, const dr_chunk_stats_t *st, size_t esize, int reads)
+{
+    tm->passes = 1;
+    tm->pass_ms[0] = st->local_ms;
+    tm->local_ms = st->local_ms;
+    tm->load_ms = st->load_ms;
+    tm->read_ms = reads ? st->read_ms : NAN;
+    tm->chunks = st->chunks;
+    tm->bytes = st->elems * esize;
+    tm->depth = st->depth;
+}
+
+dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
+                           dreduce_result_t *out)
+{
+    const double t0 = MPI_Wtime();
+    DR_CHECK(check_shape(dtype, op));
+    if (!buf && count > 0) {
+        dr_error("NULL buffer with count %llu (NULL is allowed only for count 0)", (unsigned long long)count);
+        return DR_ERR_USAGE;
+    }
+    const size_t esize = dr_dtype_size(dtype);
+    if (count > SIZE_MAX / esize) {
+        dr_error("%llu elements of %zu bytes do not fit in this process's address space", (unsigned long long)count,
+                 esize);
+        return DR_ERR_USAGE;
+    }
+    const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+    DR_CHECK(ensure_combine(ctx, acc, op));
+    int on_device = 0;
+    if (count > 0) DR_CHECK(classify(ctx, buf, &on_device));
+    dreduce_timings_t *tm = &ctx->timings;
+    reset_timings(tm);
+    ctx->have_partial = 0;
+    if (ctx->is_gpu && (on_device || count == 0)) {
+        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count));
+        DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, tm->pass_ms));
+        tm->passes = ctx->gpu.plan.passes;
+        tm->local_ms = 0;
+        for (int p = 0; p < tm->passes; ++p) tm->local_ms += tm->pass_ms[p];
+        tm->chunks = 1;
+        tm->bytes = count * esize;
+        tm->depth = ctx->gpu.plan.serial_depth;
+    } else if (ctx->is_gpu) {
+        host_source_t src = {buf, count, esize};
+        dr_chunk_stats_t st;
+        const size_t slot = ctx->cfg.chunk_bytes / esize;
+        DR_CHECK(dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, slot,
+                                      0, host_next, &src, &st));
+        record_chunks(tm, &st, esize, 0);
+    } else {
+        const double l0 = MPI_Wtime();
+        uint64_t depth = 0;
+        if (dr_cpu_reduce(dtype, op, acc, buf, (size_t)count, ctx->threads, &ctx->partial, &depth) != 0) {
+            dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype),
+                     dr_op_name(op), dr_acc_kind_name(acc));
+            return DR_ERR_RUNTIME;
+        }
+        memcpy(ctx->comb.partial, &ctx->partial, ctx->comb.size);
+        tm->local_ms = tm->pass_ms[0] = (MPI_Wtime() - l0) * 1e3;
+        tm->passes = 1;
+        tm->chunks = 1;
+        tm->bytes = count * esize;
+        tm->depth = depth;
+    }
+    ctx->have_partial = 1;
+    return finish(ctx, out, t0);
+}
+
+dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!ctx->have_partial || !ctx->comb_ready) {
+        dr_error("dreduce_local_partial: no reduction has completed on this context yet");
+        return DR_ERR_USAGE;
+    }
+    out->kind = ctx->comb.acc;
+    out->valid = 1;
+    if (ctx->is_gpu) return dr_gpu_read_partial(&ctx->gpu, &out->value);
+    out->value = ctx->partial;
+    return DR_OK;
+}
+
+void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out) { *out = ctx->timings; }
+
+int dreduce_gpu(const dreduce_context_t *ctx) { return ctx->is_gpu ? ctx->gpu.device : -1; }
+
+const char *dreduce_combine_path(const dreduce_context_t *ctx) { return ctx->comb_ready ? ctx->comb.path_text : ""; }
+
+double dreduce_result_double(const dreduce_result_t *r)
+{
+    switch (r->kind) {
+    case DR_ACC_I32: return (double)r->value.i32;
+    case DR_ACC_U32: return (double)r->value.u32;
+    case DR_ACC_I64: return (double)r->value.i64;
+    case DR_ACC_U64: return (double)r->value.u64;
+    case DR_ACC_F32: return (double)r->value.f32;
+    default: return r->value.f64;
+    }
+}
+
+void dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
+{
+    dr_value_format(r->kind, &r->value, buf, len);
+}
+
+void dreduce_destroy(dreduce_context_t *ctx)
+{
+    if (!ctx) return;
+    if (ctx->comb_ready) dr_combine_free(&ctx->comb);
+    dr_chunks_free(&ctx->chunks);
+    if (ctx->is_gpu) dr_gpu_close(&ctx->gpu);
+    dr_topology_free(&ctx->topo);
+    free(ctx);
+}

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The installed package works for a program of its own: `cmake --install` the build into a fresh prefix, build
+# examples/ against it with find_package(dreduce) in a separate CMake project, run it on 2 ranks (GPU or CPU
+# backend, whatever this machine has), and compile the same program with pkg-config's flags.
+# Usage: check_install.sh BUILD_DIR SOURCE_DIR MPIEXEC
+set -euo pipefail
+build=$1 src=$2 mpiexec=$3
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+cmake --install "$build" --prefix "$prefix" >"$work/install.log"
+for f in include/dreduce.h include/dreduce/types.h lib/cmake/dreduce/dreduceConfig.cmake lib/pkgconfig/dreduce.pc; do
+  [ -f "$prefix/$f" ] || { echo "FAIL: the install has no $f"; exit 1; }
+done
+
+echo "== find_package(dreduce) from a separate project"
+cmake -S "$src/examples" -B "$work/example" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="${CC:-cc}" \
+  >"$work/configure.log" 2>&1 || { cat "$work/configure.log"; exit 1; }
+cmake --build "$work/example" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
+out=$(LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" "$mpiexec" -np 2 "$work/example/reduce_device")
+echo "$out"
+grep -q "sum 3145728.0 over 2 ranks on .*: correct" <<<"$out" || { echo "FAIL: wrong or missing result"; exit 1; }
+
+echo "== pkg-config --cflags --libs dreduce"
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# shellcheck disable=SC2046
+mpicc -o "$work/reduce_pc" "$src/examples/reduce_device.c" $(pkg-config --cflags --libs dreduce)
+out=$(LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" "$mpiexec" -np 2 "$work/reduce_pc")
+echo "$out"
+grep -q ": correct" <<<"$out" || { echo "FAIL: the pkg-config build gave a wrong result"; exit 1; }
+echo "PASS"
