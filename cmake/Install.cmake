@@ -1,6 +1,9 @@
 # `cmake --install`: libdreduce, its public headers (include/dreduce.h, include/dreduce/), the dreduce program, a
 # CMake package (find_package(dreduce) -> dreduce::dreduce) and a pkg-config file (pkg-config --cflags --libs dreduce).
 include(CMakePackageConfigHelpers)
+if(DREDUCE_SANITIZE OR DREDUCE_FUZZ)
+  return() # instrumented builds are for testing here, not for installing (their runtime objects are not exported)
+endif()
 
 install(TARGETS libdreduce EXPORT dreduceTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -95,7 +95,7 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
             gpu = dr_binding_choose_gpu(t->host_local_rank, t->host_local_size, ngpus, per_task, cfg->share_gpus, err,
                                         sizeof err);
         if (gpu < 0) {
-            dr_error("%s", err);
+            if (t->host_local_rank == 0) dr_error("%s", err); /* every rank of the host sees it: say it once */
             return DR_ERR_USAGE;
         }
         b->gpu_index = gpu;

@@ -108,3 +108,49 @@ dr_cli_check(verify_off CODE 0 REGEX "^result: " OPTS --not "verification: (pass
 dr_cli_test(timeout_negative 2 "^dreduce: error: invalid --timeout '-1': expected seconds" --timeout -1)
 dr_cli_test(timeout_garbage 2 "^dreduce: error: invalid --timeout 'soon'" --timeout soon)
 dr_cli_test(timeout_zero_runs 0 "verification: passed" --device cpu -n 1000 --iters 2 --timeout 0)
+
+# ---- the rest of the bad-input table (docs/reliability.md, "Bad input"): every numeric option negative, zero where
+# not allowed, garbage, past its range; every enum; what needs the whole command line ----
+dr_cli_test(count_empty 2 "^dreduce: error: invalid count '': expected a non-negative integer" --count=)
+dr_cli_test(count_plus 2 "^dreduce: error: invalid count '[+]5': expected a non-negative integer" -n +5)
+dr_cli_test(count_exponent 2 "^dreduce: error: invalid count '1e6': unknown suffix 'e6' [(]allowed: K M G T, Ki Mi Gi Ti[)]" -n 1e6)
+dr_cli_test(count_address_space 2
+            "^dreduce: error: 4611686018427387904 elements of 8 bytes do not fit in this process's address space"
+            -n 4611686018427387904 --type float64 --device cpu --iters 1)
+dr_cli_test(iters_garbage 2 "^dreduce: error: invalid --iters 'abc': expected an integer in 1[.][.]1000000" --iters abc)
+dr_cli_test(iters_overflow 2 "^dreduce: error: invalid --iters '99999999999': expected an integer in 1[.][.]1000000"
+            --iters 99999999999)
+dr_cli_test(warmup_negative 2 "^dreduce: error: invalid --warmup '-1': expected an integer in 0[.][.]1000000" --warmup -1)
+dr_cli_test(threads_negative 2 "^dreduce: error: invalid --threads '-1': expected an integer in 0[.][.]4096" --threads -1)
+dr_cli_test(threads_too_many 2 "^dreduce: error: invalid --threads '4097': expected an integer in 0[.][.]4096" --threads 4097)
+dr_cli_test(seed_negative 2 "^dreduce: error: invalid --seed '-1': expected an integer in 0[.][.]2.64-1" --seed -1)
+dr_cli_test(seed_overflow 2 "^dreduce: error: invalid --seed '18446744073709551616': expected an integer in 0[.][.]2.64-1"
+            --seed 18446744073709551616)
+dr_cli_test(seed_garbage 2 "^dreduce: error: invalid --seed 'abc'" --seed abc)
+dr_cli_test(misalign_negative 2 "^dreduce: error: invalid --misalign '-1': expected an integer in 0[.][.]15" --misalign -1)
+dr_cli_test(ranks_per_node_zero 2 "^dreduce: error: invalid --ranks-per-node '0': expected an integer in 1[.][.]1048576"
+            --ranks-per-node 0)
+dr_cli_test(ranks_per_node_overflow 2 "^dreduce: error: invalid --ranks-per-node '99999999999'" --ranks-per-node 99999999999)
+dr_cli_test(timeout_too_large 2 "^dreduce: error: invalid --timeout '1e7': expected seconds in 0[.][.]1000000" --timeout 1e7)
+dr_cli_test(bad_bind 2 "^dreduce: error: invalid --bind 'far': allowed: auto, none" --bind far)
+dr_cli_test(bad_type_case 2 "^dreduce: error: invalid --type 'INT32': allowed: int32, int64" --type INT32)
+dr_cli_test(bad_type_empty 2 "^dreduce: error: invalid --type '': allowed: int32" --type=)
+dr_cli_test(bad_block_negative 2 "^dreduce: error: invalid --block '-32': allowed: 32, 64, 128, 256, 512, 1024" --block -32)
+dr_cli_test(bitwise_bfloat16 2 "^dreduce: error: --op bor is not defined for --type bfloat16 [(]band, bor, bxor take int32, int64, uint32, uint64[)]"
+            --op bor --type bfloat16)
+dr_cli_test(const_empty 2 "^dreduce: error: invalid constant '': expected a number [(]or nan, inf[)] for --type float32" --data const:)
+dr_cli_test(const_nan_int32 2 "^dreduce: error: invalid constant 'nan': --type int32 holds -2147483648[.][.]2147483647"
+            --type int32 --data const:nan)
+dr_cli_test(const_float64_range 2 "^dreduce: error: invalid constant '1e400': out of range for --type float64"
+            --type float64 --data const:1e400)
+dr_cli_test(missing_value_next_option 2 "^dreduce: error: invalid --type '--op': allowed: int32" --type --op sum)
+dr_cli_test(missing_value_last 2 "^dreduce: error: option '--verify' needs a value" --device cpu --verify)
+dr_cli_test(no_value_allowed_share_gpus 2 "^dreduce: error: option '--share-gpus' takes no value" --share-gpus=yes)
+dr_cli_test(unknown_single_dash_long 2 "^dreduce: error: unknown option '-c" -count 5)
+dr_cli_test(output_empty 2 "^dreduce: error: invalid --output '': expected a file name" --output=)
+dr_cli_check(output_directory CODE 2 REGEX "^dreduce: error: cannot write --output '.*cli-out': Is a directory"
+             ARGS --device cpu -n 1000 --iters 1 -o ${DR_CLI_OUT})
+# --staging chooses how a GPU partial reaches MPI; the CPU backend's partials are host memory, and the option is
+# accepted and has no effect there (the report names the path taken).
+dr_cli_check(staging_device_cpu_backend CODE 0 REGEX "combine: hierarchical, host buffers [(]CPU backend[)]"
+             OPTS --also "verification: passed" ARGS --device cpu --staging device -n 1000 --iters 1)

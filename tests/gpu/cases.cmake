@@ -40,3 +40,36 @@ add_test(NAME gpu_run_json
          COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_EXPECT} 0 "\"pass\": true" $<TARGET_FILE:dreduce> --device gpu
                  --format json)
 set_tests_properties(gpu_run_json PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${DR_TEST_ENV}")
+
+# Determinism (docs/reliability.md): multipass, every table row, 100 runs of one input on each launch shape (cluster,
+# last-block-done, grid-stride wrap); then the program, every row, 100 repetitions in one job (dreduce exits 4 if one
+# differs), at a size where each rank's grid is a cluster (20000) and one where it is last-block-done (1000003), on
+# one GPU and on two ranks with a GPU each; and the check can fail (tests/mpi/flaky_combine.c).
+add_test(NAME gpu_kernels_determinism COMMAND test_kernels --determinism --reps 100)
+set(DR_DETERMINISM python3 ${CMAKE_CURRENT_SOURCE_DIR}/mpi/determinism.py --mpiexec ${MPIEXEC_EXECUTABLE}
+    --dreduce $<TARGET_FILE:dreduce> --device gpu --sizes 20000,1000003 --reps 100 --jobs 0)
+add_test(NAME gpu_determinism_np1 COMMAND bash ${DR_RUN_IF_GPU} ${DR_DETERMINISM} --np 1)
+add_test(NAME gpu2_determinism_np2 COMMAND bash ${DR_RUN_IF_GPU} --min 2 ${DR_DETERMINISM} --np 2)
+add_test(NAME gpu_determinism_can_fail
+         COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_EXPECT} --also "determinism: FAILED" --also "verification: passed"
+                 4 "repetitions of the same reduction gave different results" ${MPIEXEC_EXECUTABLE}
+                 -x DREDUCE_TEST_FLIP_CALL=2 -np 1 $<TARGET_FILE:dreduce_flaky_combine> --device gpu --staging host
+                 -n 1000003 --type float32 --iters 3 --warmup 0 --combine flat)
+set_tests_properties(gpu_kernels_determinism gpu_determinism_np1 gpu2_determinism_np2 gpu_determinism_can_fail
+                     PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${DR_TEST_ENV}")
+
+# Bad input that needs a GPU (docs/reliability.md, "Bad input"). --staging device where MPI is not CUDA-aware
+# (skipped where it is); more ranks on the node than GPUs (and the same with --share-gpus passes); an input larger
+# than the device's memory.
+add_test(NAME gpu_bad_staging_device
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/unless_cuda_aware.sh $<TARGET_FILE:dreduce>
+                 bash ${DR_EXPECT} 2 "^dreduce: error: --staging device needs a CUDA-aware MPI, and this one is not .*use --staging host or auto"
+                 $<TARGET_FILE:dreduce> --device gpu --staging device -n 1000 --iters 1)
+add_test(NAME gpu_bad_ranks_over_gpus
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/over_gpus.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:dreduce>)
+add_test(NAME gpu_bad_device_memory
+         COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_EXPECT}
+                 3 "^dreduce: error: cannot allocate 343597383680 bytes [(]320[.]00 GiB[)] of device memory for the input shard"
+                 $<TARGET_FILE:dreduce> --device gpu -n 40Gi --type float64 --iters 1)
+set_tests_properties(gpu_bad_staging_device gpu_bad_ranks_over_gpus gpu_bad_device_memory
+                     PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "${DR_TEST_ENV}")

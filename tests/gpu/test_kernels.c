@@ -1,8 +1,23 @@
 /* Every kernel level x every table row (type, op, accumulator) x sizes around every boundary x block sizes x
  * misaligned starts, on the GPU, against the host reference (src/reference.c). Also: the input is never modified,
  * the poisoned result is always overwritten, and repeated runs give the same bits.
- *   test_kernels           the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat)
- *   test_kernels --large   multipass past 2^32 elements (int32, n = 2^32 + 5: 17 GiB of device memory)
+ *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat)
+ *   test_kernels --large        multipass past 2^32 elements (int32, n = 2^32 + 5: 17 GiB of device memory)
+ *   test_kernels --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...]
+ *                               the compute-sanitizer driver (tests/gpu/sanitize.sh): every level x every row (or,
+ *                               with --subset, 12 rows covering every type, op and accumulator; --rest, the other
+ *                               38; --shard K/N, every N-th of those from the K-th) at the sizes and starts where
+ *                               each kernel changes behaviour, computed from dr_gpu_plan; each input, workspace and
+ *                               result is its own allocation of exactly the size the contract names, so an access
+ *                               one element past any of them is out of bounds (see boundary())
+ *   test_kernels --plant short-result | unzeroed-work
+ *                               one multipass reduction that breaks launch.h's contract on purpose (a result buffer
+ *                               one byte short; a workspace never zeroed), to show that memcheck and initcheck
+ *                               report it (sanitize.sh --expect-errors)
+ *   test_kernels --determinism [--reps R]
+ *                               multipass, every row, on the cluster, last-block-done and grid-stride-wrap paths:
+ *                               R runs (default 100) of the same input, reusing the workspace as dreduce does, must
+ *                               give the same bits
  * Exits 77 (skipped) when no GPU is visible. */
 #include <cuda_runtime_api.h>
 #include <inttypes.h>
@@ -250,8 +265,442 @@ static int large(uint64_t seed)
     return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * --boundary, --plant and --determinism
+ * ------------------------------------------------------------------------------------------------------------- */
+
+static const dr_kernel_t all_kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM, DR_KERNEL_SMEM2,
+                                          DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS};
+#define NKERNELS (sizeof all_kernels / sizeof all_kernels[0])
+
+/* Racecheck's representative subset: 12 rows that between them take every input type, every op and every
+ * accumulator kind (the shared-memory code of a kernel depends on the accumulator, not on the op). */
+static const row_t subset_rows[] = {
+    {DR_INT32, DR_SUM, DR_ACC_I64},     {DR_INT32, DR_BXOR, DR_ACC_I32},  {DR_UINT32, DR_MIN, DR_ACC_U32},
+    {DR_UINT32, DR_PROD, DR_ACC_U64},   {DR_INT64, DR_MAX, DR_ACC_I64},   {DR_UINT64, DR_BAND, DR_ACC_U64},
+    {DR_UINT64, DR_BOR, DR_ACC_U64},    {DR_FLOAT32, DR_SUM, DR_ACC_F32}, {DR_FLOAT32, DR_PROD, DR_ACC_F64},
+    {DR_FLOAT64, DR_MIN, DR_ACC_F64},   {DR_FLOAT16, DR_MAX, DR_ACC_F32}, {DR_BFLOAT16, DR_SUM, DR_ACC_F64},
+};
+
+/* Multipass's launch shapes, counted over the cases run (kernels/multipass.cu). */
+enum { PATH_ONE_BLOCK, PATH_CLUSTER, PATH_LAST_BLOCK, PATH_COUNT };
+static const char *const path_names[PATH_COUNT] = {"one block", "cluster", "last-block-done"};
+static long long path_cases[PATH_COUNT];
+
+static double seconds_now(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static dr_gpu_plan_t plan_of(const row_t *row, dr_kernel_t kernel, int block, size_t n)
+{
+    dr_gpu_reduce_t r = {kernel, row->dtype, row->op, row->acc, block, 0, NULL, n, NULL, NULL};
+    dr_gpu_plan_t p;
+    CUDA_OR_DIE(dr_gpu_plan(&r, &p));
+    return p;
+}
+
+/* The shape of a kernel as its plan shows it: elements one block covers in one round (a level's slice; multipass's
+ * kUnroll 16-byte vectors per thread), and for multipass the blocks of a full grid (n far past any boundary). */
+typedef struct {
+    size_t per_block;
+    size_t resident;
+} shape_t;
+
+static shape_t shape_of(const row_t *row, dr_kernel_t kernel, int block)
+{
+    shape_t s;
+    /* 64 * block elements take 64 / loads blocks (levels: 1 or 2 loads per thread) or 16 / vector-width blocks
+     * (multipass: 2 to 8, below the cluster cap and any resident count): exact either way. */
+    s.per_block = (size_t)block * 64 / plan_of(row, kernel, block, (size_t)block * 64).grid[0];
+    s.resident = kernel == DR_KERNEL_MULTIPASS ? plan_of(row, kernel, block, (size_t)1 << 40).grid[0] : 0;
+    return s;
+}
+
+static int cluster_capable_device(void)
+{
+    int yes = 0;
+    CUDA_OR_DIE(cudaDeviceGetAttribute(&yes, cudaDevAttrClusterLaunch, 0));
+    return yes;
+}
+
+/* Check that multipass's plans still match the model the sizes below are built on; 0 if they do not. */
+static int multipass_model_holds(const row_t *row, int block, shape_t s, int cluster_ok)
+{
+    const size_t pb = s.per_block;
+    const dr_gpu_plan_t one = plan_of(row, DR_KERNEL_MULTIPASS, block, pb);
+    const dr_gpu_plan_t two = plan_of(row, DR_KERNEL_MULTIPASS, block, pb + 1);
+    const dr_gpu_plan_t c16 = plan_of(row, DR_KERNEL_MULTIPASS, block, 16 * pb);
+    const dr_gpu_plan_t g17 = plan_of(row, DR_KERNEL_MULTIPASS, block, 16 * pb + 1);
+    const dr_gpu_plan_t full = plan_of(row, DR_KERNEL_MULTIPASS, block, s.resident * pb);
+    int ok = one.grid[0] == 1 && two.grid[0] == 2 && two.cluster == cluster_ok && full.grid[0] == s.resident &&
+             !full.cluster;
+    if (cluster_ok) ok = ok && c16.cluster && c16.grid[0] == 8;
+    if (s.resident >= 17) ok = ok && !g17.cluster && g17.grid[0] == 17;
+    if (!ok) {
+        ++failures;
+        printf("FAIL multipass %s %s block=%d: its plans no longer match this driver's model (per block %zu, "
+               "resident %zu; grids %zu %zu %zu %zu, cluster %d %d %d): update boundary_sizes()\n",
+               dr_dtype_name(row->dtype), dr_op_name(row->op), block, pb, s.resident, one.grid[0], two.grid[0],
+               c16.grid[0], g17.grid[0], two.cluster, c16.cluster, g17.cluster);
+    }
+    return ok;
+}
+
+/* The sizes where `kernel` with `block` threads changes behaviour, for this row's element size. */
+static int boundary_sizes(const row_t *row, dr_kernel_t kernel, int block, size_t *out)
+{
+    const size_t b = (size_t)block, vec = 16 / dr_dtype_size(row->dtype);
+    const shape_t s = shape_of(row, kernel, block);
+    const size_t pb = s.per_block;
+    int m = 0;
+    /* Empty, one element, a warp, a block, a block's slice (one grid block to two), two slices and one more. */
+    const size_t common[] = {0, 1, 2, 31, 32, 33, b - 1, b, b + 1, pb - 1, pb, pb + 1, 2 * pb + 1};
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i) out[m++] = common[i];
+    if (kernel != DR_KERNEL_MULTIPASS) {
+        if (pb * pb + 1 <= ((size_t)1 << 18)) { /* a third pass (blocks of 32 and 64 threads) */
+            out[m++] = pb * pb;
+            out[m++] = pb * pb + 1;
+        }
+        return m;
+    }
+    const size_t t = s.resident * b; /* threads of a full grid */
+    const size_t w = s.resident * pb; /* a full grid, every thread one round of kUnroll vectors */
+    const size_t more[] = {
+        vec - 1, vec, vec + 1, 2 * vec + 1,  /* the vector width: head and tail only, one vector */
+        b * vec - 1, b * vec, b * vec + 1,   /* every thread of block 0 one vector, and a tail */
+        8 * pb, 8 * pb + 1,                  /* a cluster of 8 blocks, one round; then two rounds */
+        16 * pb, 16 * pb + 1,                /* the last cluster size; 17 blocks: partials, last block done */
+        w - 1, w, w + 1,                     /* the grid-stride wrap of a full grid */
+        2 * w + 3 * t * vec + t / 2 * vec + vec - 1, /* two unrolled rounds, the remainder loop, a tail */
+    };
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; ++i) out[m++] = more[i];
+    return m;
+}
+
+/* One reduction with every buffer of exactly the size launch.h names: a workspace of plan.work_bytes, zero-filled
+ * (the contract), and a result of one accumulator, so compute-sanitizer sees any access past either. Multipass runs
+ * twice on the same workspace without re-zeroing it (its last block must have left the done-counter at zero), and
+ * both runs must give the same bits. Returns 1 if it passed. */
+static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void *d_in, size_t n, void *d_result,
+                     const dr_reference_t *ref, const char *what)
+{
+    dr_gpu_reduce_t r = {kernel, row->dtype, row->op, row->acc, block, 0, d_in, n, NULL, d_result};
+    dr_gpu_plan_t plan;
+    ++cases;
+    cudaError_t e = dr_gpu_plan(&r, &plan);
+    if (e != cudaSuccess) {
+        ++failures;
+        printf("FAIL %s: plan: %s\n", what, cudaGetErrorString(e));
+        return 0;
+    }
+    if (kernel == DR_KERNEL_MULTIPASS)
+        ++path_cases[plan.grid[0] == 1 ? PATH_ONE_BLOCK : plan.cluster ? PATH_CLUSTER : PATH_LAST_BLOCK];
+    CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));
+    CUDA_OR_DIE(cudaMemset(r.d_work, 0, plan.work_bytes));
+    const size_t asize = dr_acc_kind_size(row->acc);
+    const int runs = kernel == DR_KERNEL_MULTIPASS ? 2 : 1;
+    dr_value_t out[2];
+    for (int i = 0; i < runs; ++i) {
+        CUDA_OR_DIE(cudaMemset(d_result, 0xA5, asize)); /* poison */
+        e = dr_gpu_reduce(&r, &plan, 0, NULL);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+            printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
+            exit(1); /* a kernel fault leaves the context unusable */
+        }
+        memset(&out[i], 0, sizeof out[i]);
+        CUDA_OR_DIE(cudaMemcpy(&out[i], d_result, asize, cudaMemcpyDeviceToHost));
+    }
+    CUDA_OR_DIE(cudaFree(r.d_work));
+    dr_check_t c;
+    dr_reference_check(ref, &out[0], plan.serial_depth, &c);
+    if (!c.pass) {
+        ++failures;
+        if (failures <= 40) printf("FAIL %s: %s\n", what, c.detail);
+        return 0;
+    }
+    if (runs == 2 && memcmp(&out[0], &out[1], asize) != 0) {
+        ++failures;
+        if (failures <= 40) printf("FAIL %s: a second run on the same workspace gave different bits\n", what);
+        return 0;
+    }
+    return 1;
+}
+
+typedef struct {
+    size_t n;
+    uint64_t pairs; /* bit kernel_index * nblocks + block_index: the (kernel, block) pairs that run this size */
+} want_t;
+
+static int want_cmp(const void *a, const void *b)
+{
+    const size_t x = ((const want_t *)a)->n, y = ((const want_t *)b)->n;
+    return x < y ? -1 : x > y;
+}
+
+/* The sanitizer driver: every kernel level x every row (or the subset) x blocks x its boundary sizes x starts 0 and
+ * 1 element past an allocation's (aligned) start, and for multipass also vector width - 1 elements (the longest
+ * head). Each input is an allocation of exactly its elements, generated in full before use. */
+static int in_subset(const row_t *r)
+{
+    for (size_t i = 0; i < sizeof subset_rows / sizeof subset_rows[0]; ++i)
+        if (subset_rows[i].dtype == r->dtype && subset_rows[i].op == r->op && subset_rows[i].acc == r->acc) return 1;
+    return 0;
+}
+
+/* which: 0 every row, 1 the subset, 2 the rest; then every shards-th of those, from the shard-th. */
+static int boundary(uint64_t seed, int which, int shard, int shards, const int *blocks, int nblocks)
+{
+    row_t rs[sizeof rows / sizeof rows[0]];
+    size_t nrows = 0, selected = 0;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
+        if (which == 0 || (which == 1) == in_subset(&rows[i]))
+            if (selected++ % (size_t)shards == (size_t)shard) rs[nrows++] = rows[i];
+    const int threads = dr_parallel_default_threads(), cluster_ok = cluster_capable_device();
+    long long kernel_cases[NKERNELS] = {0};
+    double kernel_seconds[NKERNELS] = {0};
+    uint64_t rng = seed;
+    const double t0 = seconds_now();
+    printf("boundary: %zu rows x %zu kernels x %d block sizes, cluster launch %s\n", nrows, NKERNELS, nblocks,
+           cluster_ok ? "supported" : "not supported");
+    if (nrows == 0) {
+        ++failures;
+        printf("FAIL: no row selected\n");
+    }
+    for (size_t ri = 0; ri < nrows; ++ri) {
+        const row_t *row = &rs[ri];
+        const size_t esize = dr_dtype_size(row->dtype), vec = 16 / esize;
+        const int row_failures = failures, row_cases = cases;
+        const double row_t0 = seconds_now();
+        want_t want[NKERNELS * 8 * 32];
+        size_t nwant = 0;
+        for (size_t ki = 0; ki < NKERNELS; ++ki)
+            for (int bi = 0; bi < nblocks; ++bi) {
+                size_t sizes[40];
+                if (all_kernels[ki] == DR_KERNEL_MULTIPASS)
+                    multipass_model_holds(row, blocks[bi], shape_of(row, DR_KERNEL_MULTIPASS, blocks[bi]),
+                                          cluster_ok);
+                const int m = boundary_sizes(row, all_kernels[ki], blocks[bi], sizes);
+                for (int i = 0; i < m; ++i) {
+                    size_t w = 0;
+                    while (w < nwant && want[w].n != sizes[i]) ++w;
+                    if (w == nwant) want[nwant++] = (want_t){sizes[i], 0};
+                    want[w].pairs |= 1ull << (ki * (size_t)nblocks + (size_t)bi);
+                }
+            }
+        qsort(want, nwant, sizeof want[0], want_cmp);
+        const uint64_t multipass_pairs = ((1ull << nblocks) - 1) << ((NKERNELS - 1) * (size_t)nblocks);
+        const size_t offsets[] = {0, 1, vec - 1};
+        void *d_result;
+        CUDA_OR_DIE(cudaMalloc(&d_result, dr_acc_kind_size(row->acc)));
+        for (int oi = 0; oi < 3; ++oi) {
+            const size_t off = offsets[oi];
+            if (oi == 2 && off <= 1) continue; /* 8-byte types: the longest head is 1 element */
+            for (size_t wi = 0; wi < nwant; ++wi) {
+                const size_t n = want[wi].n;
+                const uint64_t pairs = oi == 2 ? want[wi].pairs & multipass_pairs : want[wi].pairs;
+                if (!pairs) continue;
+                void *d_base;
+                CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize > 0 ? (off + n) * esize : 1));
+                void *d_in = (char *)d_base + off * esize;
+                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
+                const uint64_t first = splitmix(&rng) % 1000000;
+                CUDA_OR_DIE(dr_gpu_generate(&g, first, d_in, n, 0));
+                dr_reference_t ref;
+                dr_reference_compute(&g, row->acc, first, n, threads, &ref);
+                for (size_t ki = 0; ki < NKERNELS; ++ki)
+                    for (int bi = 0; bi < nblocks; ++bi) {
+                        if (!(pairs >> (ki * (size_t)nblocks + (size_t)bi) & 1)) continue;
+                        char what[160];
+                        snprintf(what, sizeof what, "%s %s %s->%s n=%zu block=%d offset=%zu",
+                                 dr_kernel_name(all_kernels[ki]), dr_op_name(row->op), dr_dtype_name(row->dtype),
+                                 dr_acc_kind_name(row->acc), n, blocks[bi], off);
+                        const double k0 = seconds_now();
+                        run_exact(row, all_kernels[ki], blocks[bi], d_in, n, d_result, &ref, what);
+                        ++kernel_cases[ki];
+                        kernel_seconds[ki] += seconds_now() - k0;
+                    }
+                CUDA_OR_DIE(cudaFree(d_base));
+            }
+        }
+        CUDA_OR_DIE(cudaFree(d_result));
+        printf("%-4s %-5s %-9s -> %-8s %5d cases, %zu sizes, %6.1f s (%.0f s in all)\n",
+               failures == row_failures ? "ok" : "FAIL", dr_op_name(row->op), dr_dtype_name(row->dtype),
+               dr_acc_kind_name(row->acc), cases - row_cases, nwant, seconds_now() - row_t0, seconds_now() - t0);
+        fflush(stdout);
+    }
+    printf("cases (seconds) by kernel:");
+    for (size_t ki = 0; ki < NKERNELS; ++ki)
+        printf(" %s %lld (%.1f)", dr_kernel_name(all_kernels[ki]), kernel_cases[ki], kernel_seconds[ki]);
+    printf("\nmultipass cases by launch shape:");
+    for (int p = 0; p < PATH_COUNT; ++p) printf(" %s %lld", path_names[p], path_cases[p]);
+    printf("\n");
+    if (!path_cases[PATH_LAST_BLOCK] || (cluster_ok && !path_cases[PATH_CLUSTER])) {
+        ++failures;
+        printf("FAIL: not every multipass launch shape was run\n");
+    }
+    return 0;
+}
+
+/* Multipass, every row, R runs of one input on each launch shape (a cluster of 5 blocks, one of 8 blocks taking
+ * two rounds, 17 blocks meeting through the last-block-done partials, a full grid wrapping three times), with 256-
+ * and 1024-thread blocks: the same bits every time. The workspace is zeroed once and reused, as dreduce does. */
+static int determinism(uint64_t seed, int reps)
+{
+    const int blocks[] = {256, 1024}, threads = dr_parallel_default_threads(), cluster_ok = cluster_capable_device();
+    uint64_t rng = seed;
+    long long runs = 0;
+    const double t0 = seconds_now();
+    for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ++ri) {
+        const row_t *row = &rows[ri];
+        const size_t esize = dr_dtype_size(row->dtype), asize = dr_acc_kind_size(row->acc);
+        const int row_failures = failures;
+        void *d_result;
+        CUDA_OR_DIE(cudaMalloc(&d_result, asize));
+        for (int bi = 0; bi < 2; ++bi) {
+            const shape_t s = shape_of(row, DR_KERNEL_MULTIPASS, blocks[bi]);
+            multipass_model_holds(row, blocks[bi], s, cluster_ok);
+            const size_t pb = s.per_block;
+            const size_t sizes[] = {5 * pb - 3, 12 * pb + 7, 16 * pb + 1, 3 * s.resident * pb + 12345};
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+                const size_t n = sizes[si], off = si % 2;
+                void *d_base;
+                CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize));
+                dr_gpu_reduce_t r = {DR_KERNEL_MULTIPASS, row->dtype, row->op, row->acc, blocks[bi], 0,
+                                     (char *)d_base + off * esize, n, NULL, d_result};
+                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
+                CUDA_OR_DIE(dr_gpu_generate(&g, 0, (void *)r.d_in, n, 0));
+                dr_reference_t ref;
+                dr_reference_compute(&g, row->acc, 0, n, threads, &ref);
+                dr_gpu_plan_t plan;
+                CUDA_OR_DIE(dr_gpu_plan(&r, &plan));
+                ++path_cases[plan.grid[0] == 1 ? PATH_ONE_BLOCK : plan.cluster ? PATH_CLUSTER : PATH_LAST_BLOCK];
+                CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));
+                CUDA_OR_DIE(cudaMemset(r.d_work, 0, plan.work_bytes));
+                dr_value_t first, v;
+                for (int rep = 0; rep < reps; ++rep) {
+                    CUDA_OR_DIE(cudaMemset(d_result, 0xA5, asize));
+                    CUDA_OR_DIE(dr_gpu_reduce(&r, &plan, 0, NULL));
+                    CUDA_OR_DIE(cudaDeviceSynchronize());
+                    memset(&v, 0, sizeof v);
+                    CUDA_OR_DIE(cudaMemcpy(&v, d_result, asize, cudaMemcpyDeviceToHost));
+                    ++runs;
+                    if (rep == 0) {
+                        first = v;
+                        dr_check_t c;
+                        ++cases;
+                        dr_reference_check(&ref, &v, plan.serial_depth, &c);
+                        if (!c.pass) {
+                            ++failures;
+                            printf("FAIL multipass %s %s n=%zu block=%d: %s\n", dr_dtype_name(row->dtype),
+                                   dr_op_name(row->op), n, blocks[bi], c.detail);
+                        }
+                    } else if (memcmp(&v, &first, asize) != 0) {
+                        char a[64], b[64];
+                        dr_value_format(row->acc, &first, a, sizeof a);
+                        dr_value_format(row->acc, &v, b, sizeof b);
+                        ++failures;
+                        printf("FAIL multipass %s %s->%s n=%zu block=%d (%s): run %d gave %s, run 1 gave %s\n",
+                               dr_dtype_name(row->dtype), dr_op_name(row->op), dr_acc_kind_name(row->acc), n,
+                               blocks[bi], plan.cluster ? "cluster" : "partials", rep + 1, b, a);
+                        break;
+                    }
+                }
+                ++cases;
+                CUDA_OR_DIE(cudaFree(r.d_work));
+                CUDA_OR_DIE(cudaFree(d_base));
+            }
+        }
+        CUDA_OR_DIE(cudaFree(d_result));
+        printf("%-4s %-5s %-9s -> %-8s\n", failures == row_failures ? "ok" : "FAIL", dr_op_name(row->op),
+               dr_dtype_name(row->dtype), dr_acc_kind_name(row->acc));
+    }
+    printf("%lld runs in %.1f s; inputs by launch shape:", runs, seconds_now() - t0);
+    for (int p = 0; p < PATH_COUNT; ++p) printf(" %s %lld", path_names[p], path_cases[p]);
+    printf("\n");
+    if (!path_cases[PATH_LAST_BLOCK] || (cluster_ok && !path_cases[PATH_CLUSTER])) {
+        ++failures;
+        printf("FAIL: not every multipass launch shape was run\n");
+    }
+    return 0;
+}
+
+/* One multipass reduction (int64 sum, 17 blocks of 256 threads: the partials and the last-block-done path) that
+ * breaks launch.h's contract on purpose; the sanitizer must report it. The result is not checked. */
+static int plant(const char *what)
+{
+    const row_t row = {DR_INT64, DR_SUM, DR_ACC_I64};
+    const size_t n = 17 * shape_of(&row, DR_KERNEL_MULTIPASS, 256).per_block;
+    const int short_result = strcmp(what, "short-result") == 0;
+    if (!short_result && strcmp(what, "unzeroed-work") != 0) return 2;
+    dr_gpu_reduce_t r = {DR_KERNEL_MULTIPASS, row.dtype, row.op, row.acc, 256, 0, NULL, n, NULL, NULL};
+    dr_gpu_plan_t plan;
+    CUDA_OR_DIE(dr_gpu_plan(&r, &plan));
+    void *d_in;
+    CUDA_OR_DIE(cudaMalloc(&d_in, n * 8));
+    r.d_in = d_in;
+    dr_gen_t g = {DR_DATA_RANDOM, row.dtype, row.op, 1, 0};
+    CUDA_OR_DIE(dr_gpu_generate(&g, 0, d_in, n, 0));
+    CUDA_OR_DIE(cudaMalloc(&r.d_result, short_result ? 7 : 8));
+    CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));
+    if (short_result) CUDA_OR_DIE(cudaMemset(r.d_work, 0, plan.work_bytes));
+    printf("planted: %s (multipass int64 sum, n=%zu, %zu blocks)\n",
+           short_result ? "an 8-byte result written to a 7-byte buffer" : "a workspace that was never zeroed", n,
+           plan.grid[0]);
+    cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
+    if (e == cudaSuccess) e = cudaDeviceSynchronize();
+    printf("launch: %s\n", cudaGetErrorString(e));
+    cudaFree(d_in);
+    cudaFree(r.d_result);
+    cudaFree(r.d_work);
+    return 0;
+}
+
+static void usage_exit(void)
+{
+    fprintf(stderr, "usage: test_kernels [--large | --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] | "
+                    "--determinism [--reps R] | --plant short-result|unzeroed-work]\n");
+    exit(2);
+}
+
 int main(int argc, char **argv)
 {
+    enum { MATRIX, LARGE, BOUNDARY, DETERMINISM, PLANT } mode = MATRIX;
+    int which = 0, shard = 0, shards = 1, reps = 100, blocks[8] = {32, 64, 256, 1024}, nblocks = 4;
+    const char *planted = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--large") == 0) mode = LARGE;
+        else if (strcmp(argv[i], "--boundary") == 0) mode = BOUNDARY;
+        else if (strcmp(argv[i], "--determinism") == 0) mode = DETERMINISM;
+        else if (strcmp(argv[i], "--subset") == 0) which = 1;
+        else if (strcmp(argv[i], "--rest") == 0) which = 2;
+        else if (strcmp(argv[i], "--plant") == 0 && i + 1 < argc) {
+            mode = PLANT;
+            planted = argv[++i];
+        } else if (strcmp(argv[i], "--shard") == 0 && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards)
+                usage_exit();
+        }
+        else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+            reps = atoi(argv[++i]);
+            if (reps < 2) usage_exit();
+        } else if (strcmp(argv[i], "--blocks") == 0 && i + 1 < argc) {
+            nblocks = 0;
+            for (char *p = argv[++i]; *p && nblocks < 8;) {
+                char *end;
+                const long b = strtol(p, &end, 10);
+                if (end == p || b < 32 || b > 1024 || (b & (b - 1)) != 0) usage_exit();
+                blocks[nblocks++] = (int)b;
+                p = *end == ',' ? end + 1 : end;
+                if (*end && *end != ',') usage_exit();
+            }
+            if (nblocks == 0) usage_exit();
+        } else
+            usage_exit();
+    }
     int ngpus = 0;
     if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus == 0) {
         printf("no GPU visible: skipped\n");
@@ -261,8 +710,17 @@ int main(int argc, char **argv)
     uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
     printf("seed %" PRIu64 " (set DREDUCE_TEST_SEED to repeat)\n", seed);
     CUDA_OR_DIE(cudaSetDevice(0));
-    int rc = argc > 1 && strcmp(argv[1], "--large") == 0 ? large(seed) : matrix(seed);
+    if (mode == PLANT) {
+        if (plant(planted) != 0) usage_exit();
+        return 0;
+    }
+    int rc = mode == LARGE         ? large(seed)
+             : mode == BOUNDARY    ? boundary(seed, which, shard, shards, blocks, nblocks)
+             : mode == DETERMINISM ? determinism(seed, reps)
+                                   : matrix(seed);
     if (rc == SKIP) return SKIP;
     printf("%d passed, %d failed\n", cases - failures, failures);
+    /* Destroy the context before exit, so compute-sanitizer's leak check sees what is still allocated. */
+    CUDA_OR_DIE(cudaDeviceReset());
     return failures || rc ? 1 : 0;
 }

@@ -31,3 +31,43 @@ dr_mpi_test(errors --suite errors)
 # (verification names the rank and the level), or cannot allocate (the error names rank, host and bytes).
 add_test(NAME mpi_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/faults.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce>)
 set_tests_properties(mpi_faults PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
+
+# Determinism (docs/reliability.md): every row of the reduction table (include/dreduce/table.h), 3 ranks, 100
+# repetitions in one job: the same bits every time (dreduce compares each repetition's result with the first and
+# exits 4 if one differs; the JSON report must say deterministic). Two CPU threads per rank, so the CPU backend
+# splits its shard too.
+add_test(NAME mpi_determinism
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/mpi/determinism.py --mpiexec ${DR_MPIEXEC}
+                 --dreduce $<TARGET_FILE:dreduce> --np 3 --device cpu --sizes 400003 --reps 100 --jobs 4
+                 --extra "--threads 2")
+set_tests_properties(mpi_determinism PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
+
+# ...and the check can fail: dreduce_flaky_combine is the program with tests/mpi/flaky_combine.c linked in, which
+# flips the lowest bit of one repetition's combined result (DREDUCE_TEST_FLIP_CALL: which MPI_Reduce call of rank
+# 0; 2 is the second repetition with --combine flat, the first repetition's final level with hier). Exit 4 and the
+# determinism message, while verification (of the last repetition) passes; unset, the same program passes.
+add_executable(dreduce_flaky_combine ${PROJECT_SOURCE_DIR}/src/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/flaky_combine.c)
+target_include_directories(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,INCLUDE_DIRECTORIES>)
+target_compile_definitions(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,COMPILE_DEFINITIONS>)
+target_link_libraries(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,LINK_LIBRARIES>)
+target_compile_options(dreduce_flaky_combine PRIVATE ${DR_C_WARNINGS})
+set(DR_FLAKY_DIFFERS "repetitions of the same reduction gave different results")
+foreach(combine flat hier)
+  add_test(NAME mpi_determinism_can_fail_${combine}
+           COMMAND bash ${DR_EXPECT} --also "determinism: FAILED" --also "verification: passed" --not "verification failed"
+                   4 ${DR_FLAKY_DIFFERS} ${DR_MPIEXEC} -x DREDUCE_TEST_FLIP_CALL=2 -np 2
+                   $<TARGET_FILE:dreduce_flaky_combine> --device cpu -n 100003 --type int64 --iters 3 --warmup 0
+                   --combine ${combine})
+endforeach()
+add_test(NAME mpi_determinism_flaky_unset
+         COMMAND bash ${DR_EXPECT} --not "${DR_FLAKY_DIFFERS}" --not "determinism: FAILED" 0 "verification: passed"
+                 ${DR_MPIEXEC} -np 2 $<TARGET_FILE:dreduce_flaky_combine> --device cpu -n 100003 --type int64
+                 --iters 3 --warmup 0)
+set_tests_properties(mpi_determinism_can_fail_flat mpi_determinism_can_fail_hier mpi_determinism_flaky_unset
+                     PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
+
+# Bad input that needs several ranks (docs/reliability.md, "Bad input"): options that differ across ranks (MPMD,
+# both values named), a bad option on one rank or on every rank, weak-scaling overflow, an unwritable --output on
+# rank 0. Every rank exits 2, the message is printed exactly once, no report.
+add_test(NAME mpi_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bad_input.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce>)
+set_tests_properties(mpi_bad_input PROPERTIES LABELS mpi TIMEOUT 300 ENVIRONMENT "${DR_TEST_ENV}")
