@@ -117,6 +117,35 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
 dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
                            dreduce_result_t *out);
 
+/* A file to reduce (dreduce_reduce_file). */
+typedef struct {
+    const char *path;
+    dr_dtype_t dtype;   /* the element type: required for raw files; for .npy files DR_DTYPE_COUNT (whatever the
+                           header says) or the type the caller expects (a different header is an error) */
+    int raw;            /* 1: raw binary whatever the name; 0: .npy when the name ends in .npy or the file starts
+                           with the .npy magic, else raw */
+    int has_offset;     /* raw files: skip `offset` bytes before the first element */
+    uint64_t offset;
+} dreduce_file_t;
+
+/* What dreduce_reduce_file found in the file, and this rank's share of it. */
+typedef struct {
+    dr_dtype_t dtype;
+    uint64_t count;        /* elements in the file */
+    uint64_t first, mine;  /* this rank's share: elements first .. first + mine - 1 */
+} dreduce_file_info_t;
+
+/* Initialise a file description: path, no type (from the .npy header), auto format, no offset. */
+void dreduce_file_init(dreduce_file_t *f, const char *path);
+
+/* Reduce the array in a file (collective; every rank passes the same description): each rank reads only its own
+ * share (MPI-IO, contiguous, sizes differing by at most one element) and streams it through pinned buffers to its
+ * GPU, read, copy and reduction overlapped (or to the CPU backend). A bad file (missing, unreadable, truncated,
+ * corrupt header, unsupported dtype, offset past the end) returns DR_ERR_USAGE on every rank and rank 0 says why
+ * in one line naming the file. *info (may be NULL) gets the layout. Timings include read_ms and load_ms. */
+dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
+                                dreduce_result_t *out, dreduce_file_info_t *info);
+
 /* This rank's own partial of the last dreduce_reduce (before the combine): for checking one rank's share. */
 dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out);
 

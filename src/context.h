@@ -8,6 +8,7 @@
 #include "combine.h"
 #include "dreduce.h"
 #include "gpu_backend.h"
+#include "input.h"
 #include "topology.h"
 
 struct dreduce_context {
@@ -27,5 +28,8 @@ struct dreduce_context {
 
 /* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */
 dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase);
+
+/* The reader's description of a file of the API (what dreduce_reduce_file opens). */
+void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_input_spec_t *spec);
 
 #endif

@@ -13,8 +13,10 @@
 #include "context.h"
 #include "cpu_backend.h"
 #include "fault.h"
+#include "input.h"
 #include "parallel.h"
 #include "reference.h"
+#include "shard.h"
 #include "watchdog.h"
 
 _Static_assert(DREDUCE_MAX_PASSES == DR_GPU_MAX_PASSES, "dreduce.h and kernels/launch.h disagree on passes");
@@ -160,6 +162,8 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
     if (cfg->cpu_threads <= 0 && ctx->threads >= dr_parallel_online_cpus() && ctx->topo.host_local_size > 1)
         ctx->threads = ctx->threads / ctx->topo.host_local_size > 0 ? ctx->threads / ctx->topo.host_local_size : 1;
     s = setup_device(ctx);
+    if (s == DR_OK && !ctx->is_gpu && cfg->staging != DR_STAGING_AUTO && ctx->topo.rank == 0)
+        dr_warn("no GPU: the CPU backend's partials are host memory, the staging choice has no effect");
     if ((s = dr_context_agree(ctx, s, "setup (every rank reporting its device)")) != DR_OK) {
         dreduce_destroy(ctx);
         return s;
@@ -368,6 +372,89 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
         tm->depth = depth;
     }
     ctx->have_partial = 1;
+    return finish(ctx, out, t0);
+}
+
+void dreduce_file_init(dreduce_file_t *f, const char *path)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    f->dtype = DR_DTYPE_COUNT;
+}
+
+void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_input_spec_t *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->format = file->raw ? DR_INPUT_RAW : DR_INPUT_AUTO;
+    spec->type_given = file->dtype != DR_DTYPE_COUNT;
+    spec->dtype = spec->type_given ? file->dtype : DR_INT32;
+    spec->offset_given = file->has_offset;
+    spec->offset = file->offset;
+    spec->op = op;
+}
+
+/* A file as a chunk source: each call is one collective MPI-IO read into the pinned slot. */
+static dr_status_t file_next(void *state, void *slot, size_t max_elems, const void **ptr, size_t *elems, int *done)
+{
+    (void)max_elems; /* the stream was begun with the slot size */
+    uint64_t got = 0;
+    DR_CHECK(dr_input_stream_next(state, slot, &got, done));
+    *ptr = slot;
+    *elems = (size_t)got;
+    return DR_OK;
+}
+
+dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
+                                dreduce_result_t *out, dreduce_file_info_t *info)
+{
+    const double t0 = MPI_Wtime();
+    if ((unsigned)op >= DR_OP_COUNT || !file || !file->path || (file->dtype != DR_DTYPE_COUNT &&
+                                                                  (unsigned)file->dtype >= DR_DTYPE_COUNT)) {
+        dr_error("dreduce_reduce_file: no file, no path, or an unknown dtype %d or op %d", file ? (int)file->dtype : -1,
+                 (int)op);
+        return DR_ERR_USAGE;
+    }
+    dr_input_spec_t spec;
+    dr_file_spec(file, op, &spec);
+    dr_input_t in;
+    DR_CHECK(dr_input_open(ctx->topo.comm, file->path, &spec, &in)); /* the same status on every rank */
+    const dr_dtype_t dtype = in.dtype;
+    const size_t esize = dr_dtype_size(dtype);
+    uint64_t first = 0, mine = 0;
+    dr_shard(in.count, DR_SCALING_STRONG, ctx->topo.rank, ctx->topo.nranks, &first, &mine);
+    dr_status_t s = check_shape(dtype, op);
+    const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+    if (s == DR_OK) s = ensure_combine(ctx, acc, op);
+    if ((s = dr_context_agree(ctx, s, "read (every rank ready to read its share)")) != DR_OK) {
+        dr_input_close(&in);
+        return s;
+    }
+    dreduce_timings_t *tm = &ctx->timings;
+    reset_timings(tm);
+    ctx->have_partial = 0;
+    const size_t slot = ctx->cfg.chunk_bytes / esize;
+    dr_input_stream_t stream;
+    dr_chunk_stats_t st;
+    s = dr_input_stream_begin(&in, first, mine, slot, &stream);
+    if (s == DR_OK && ctx->is_gpu)
+        s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, slot, 1,
+                                 file_next, &stream, &st);
+    else if (s == DR_OK) {
+        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, dtype, op, acc, slot, file_next, &stream, &ctx->partial,
+                                 &st);
+        if (s == DR_OK) memcpy(ctx->comb.partial, &ctx->partial, ctx->comb.size);
+    }
+    const uint64_t count = in.count;
+    dr_input_close(&in);
+    DR_CHECK(s);
+    record_chunks(tm, &st, esize, 1);
+    ctx->have_partial = 1;
+    if (info) {
+        info->dtype = dtype;
+        info->count = count;
+        info->first = first;
+        info->mine = mine;
+    }
     return finish(ctx, out, t0);
 }
 

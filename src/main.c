@@ -60,9 +60,10 @@ static void options_diff(const char *a, const char *b, char *out, size_t len)
 
 /* All ranks must run the same reduction: compare a hash of the canonical options; on a mismatch rank 0 names the
  * first differing rank and both option lines. */
+#define DR_CANONICAL_MAX 2048 /* the canonical line: every option, and an --input path of up to 1023 bytes */
 static dr_status_t check_options_agree(const dr_options_t *o, int rank)
 {
-    char mine[1024];
+    char mine[DR_CANONICAL_MAX];
     dr_options_canonical(o, mine, sizeof mine);
     uint64_t h = fnv1a(mine), h0 = h;
     DR_MPI_CHECK(MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD));
@@ -71,9 +72,9 @@ static dr_status_t check_options_agree(const dr_options_t *o, int rank)
     if (first == 1 << 30) return DR_OK;
     if (rank == first) DR_MPI_CHECK(MPI_Send(mine, (int)sizeof mine, MPI_CHAR, 0, 7, MPI_COMM_WORLD));
     if (rank == 0) {
-        char theirs[1024];
+        char theirs[DR_CANONICAL_MAX];
         DR_MPI_CHECK(MPI_Recv(theirs, (int)sizeof theirs, MPI_CHAR, first, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        char diff[1024];
+        char diff[DR_CANONICAL_MAX];
         options_diff(mine, theirs, diff, sizeof diff);
         dr_error("options differ across ranks: rank 0 has %s but rank %d has %s (every rank must run the same "
                  "reduction)", diff, first, diff + strlen(diff) + 1);
@@ -149,6 +150,47 @@ static void config_from_options(const dr_options_t *o, dreduce_config_t *cfg)
     cfg->timeout = o->timeout;
 }
 
+/* --input: open the file once before the repetitions (collective), so a bad file ends every rank with one line
+ * and exit 2 before anything is timed; the file decides the count and (for .npy) the type. */
+static dr_status_t probe_input(dreduce_context_t *ctx, dr_options_t *o, dreduce_file_t *file)
+{
+    dreduce_file_init(file, o->input);
+    if (o->type_given) file->dtype = o->dtype;
+    file->has_offset = o->offset_given;
+    file->offset = o->input_offset;
+    dr_input_spec_t spec;
+    dr_file_spec(file, o->op, &spec);
+    dr_input_t in;
+    DR_CHECK(dr_input_open(ctx->topo.comm, o->input, &spec, &in));
+    o->dtype = o->gen.dtype = in.dtype;
+    o->n = in.count;
+    dr_input_close(&in);
+    return DR_OK;
+}
+
+/* --input with --verify: the host reference over this rank's share, read again (in chunks) from the file. */
+static dr_status_t reference_of_file(dreduce_context_t *ctx, const dr_options_t *o, const dreduce_file_t *file,
+                                     dr_acc_kind_t acc, uint64_t first, uint64_t count, dr_reference_t *ref)
+{
+    dr_input_spec_t spec;
+    dr_file_spec(file, o->op, &spec);
+    dr_input_t in;
+    DR_CHECK(dr_input_open(ctx->topo.comm, o->input, &spec, &in));
+    const uint64_t chunk = ((uint64_t)16 << 20) / in.elem_size;
+    void *buf = malloc((size_t)chunk * in.elem_size);
+    dr_input_stream_t st;
+    dr_status_t s = buf ? dr_input_stream_begin(&in, first, count, chunk, &st) : DR_ERR_RUNTIME;
+    dr_reference_init(ref, acc, o->op);
+    for (int done = 0; s == DR_OK && !done;) {
+        uint64_t got = 0;
+        s = dr_input_stream_next(&st, buf, &got, &done);
+        if (s == DR_OK && got) dr_reference_add(ref, o->dtype, buf, (size_t)got, ctx->threads);
+    }
+    free(buf);
+    dr_input_close(&in);
+    return s;
+}
+
 static void first_line(char *s)
 {
     char *nl = strchr(s, '\n');
@@ -191,6 +233,15 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     if (env_local >= 0 && env_local != topo->host_local_rank)
         dr_warn("%s=%d but MPI places this rank %d on its host: using %d to choose the GPU", env_source, env_local,
                 topo->host_local_rank, topo->host_local_rank);
+    dreduce_file_t file;
+    const int from_file = o->input[0] != '\0';
+    if (from_file) {
+        dr_status_t ps = probe_input(ctx, o, &file);
+        if (ps != DR_OK) {
+            dreduce_destroy(ctx);
+            return ps;
+        }
+    }
     dr_status_t s = DR_OK;
     FILE *out = stdout;
     if (rank == 0 && o->output[0]) {
@@ -211,9 +262,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     double gen_ms = NAN;
     shard_t shard;
     memset(&shard, 0, sizeof shard);
-    if (s == DR_OK) s = make_shard(o, ctx, first, count, &shard, &gen_ms);
+    if (s == DR_OK && !from_file) s = make_shard(o, ctx, first, count, &shard, &gen_ms);
     s = dr_context_agree(ctx, s, "setup (every rank reporting its setup)");
-    if (s == DR_OK) s = dreduce_prepare(ctx, o->dtype, o->op, count);
+    if (s == DR_OK && !from_file) s = dreduce_prepare(ctx, o->dtype, o->op, count);
     if (s != DR_OK) {
         /* Some rank failed to set up (it said why): release what this rank holds, and every rank exits. */
         free_shard(&shard);
@@ -241,7 +292,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         dr_watchdog_enter("start (the barrier that begins a repetition)");
         if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) abort_job(DR_ERR_RUNTIME);
         dr_watchdog_leave();
-        if ((s = dreduce_reduce(ctx, shard.in, count, o->dtype, o->op, &result)) != DR_OK) abort_job(s);
+        s = from_file ? dreduce_reduce_file(ctx, &file, o->op, &result, NULL)
+                      : dreduce_reduce(ctx, shard.in, count, o->dtype, o->op, &result);
+        if (s != DR_OK) abort_job(s);
         dreduce_timings(ctx, &tm);
         if (result.valid) {
             if (it == 0) first_result = result;
@@ -257,6 +310,8 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         level_samples[DR_LEVEL_GLOBAL][k] = tm.global_ms;
         level_samples[DR_LEVEL_BCAST][k] = tm.bcast_ms;
         level_samples[DR_LEVEL_TOTAL][k] = tm.total_ms;
+        level_samples[DR_LEVEL_READ][k] = tm.read_ms;
+        level_samples[DR_LEVEL_LOAD][k] = tm.load_ms;
     }
     const uint64_t depth = tm.depth;
 
@@ -268,7 +323,8 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     int local_bad = 0, any_local_bad = 0;
     if (o->verify) {
         dr_reference_t ref, *refs = NULL;
-        dr_reference_compute(&o->gen, acc, first, count, ctx->threads, &ref);
+        if (!from_file) dr_reference_compute(&o->gen, acc, first, count, ctx->threads, &ref);
+        else if (reference_of_file(ctx, o, &file, acc, first, count, &ref) != DR_OK) abort_job(DR_ERR_RUNTIME);
         /* Each rank checks its own partial first, so a wrong result names the rank and level that made it. */
         dreduce_result_t partial;
         dr_check_t local_check;

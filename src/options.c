@@ -26,6 +26,10 @@ static const char usage_text[] =
     "                       native: in the input type (float32 for the 16-bit types)\n"
     "      --data D         random (default) | iota | ones | const:V\n"
     "      --seed S         seed of the random data (default 1)\n"
+    "      --input PATH     reduce the array in PATH instead: NumPy .npy (its header gives the type and count;\n"
+    "                       --type, if given, must agree) or raw binary (--type required); each rank reads only\n"
+    "                       its own part, with MPI-IO\n"
+    "      --offset BYTES   raw --input: bytes to skip before the first element (default 0; suffixes as -n)\n"
     "\n"
     "How:\n"
     "  -k, --kernel K       neighbored interleaved smem smem2 unroll shuffle multipass (default multipass)\n"
@@ -273,7 +277,8 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
 enum opt_id {
     OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
     OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
-    OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION
+    OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION,
+    OPT_INPUT, OPT_OFFSET
 };
 
 static const struct {
@@ -291,7 +296,7 @@ static const struct {
     {"ranks-per-node", 0, 1, OPT_RANKS_PER_NODE}, {"bind", 0, 1, OPT_BIND}, {"share-gpus", 0, 0, OPT_SHARE_GPUS},
     {"timeout", 0, 1, OPT_TIMEOUT},
     {"format", 0, 1, OPT_FORMAT},     {"output", 'o', 1, OPT_OUTPUT},    {"help", 'h', 0, OPT_HELP},
-    {"version", 0, 0, OPT_VERSION},
+    {"version", 0, 0, OPT_VERSION},   {"input", 0, 1, OPT_INPUT},        {"offset", 0, 1, OPT_OFFSET},
 };
 
 /* Match `s` against a list of names; on failure, name the allowed ones. */
@@ -326,6 +331,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     case OPT_TYPE:
         if (dr_dtype_parse(v, &o->dtype) != 0)
             return fail(err, errlen, "invalid --type '%s': allowed: %s", v, dr_dtype_names());
+        o->type_given = 1;
         return 0;
     case OPT_OP:
         if (dr_op_parse(v, &o->op) != 0) return fail(err, errlen, "invalid --op '%s': allowed: %s", v, dr_op_names());
@@ -417,6 +423,20 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         if (strlen(v) >= sizeof o->output) return fail(err, errlen, "invalid --output: path longer than %zu bytes", sizeof o->output - 1);
         snprintf(o->output, sizeof o->output, "%s", v);
         return 0;
+    case OPT_INPUT:
+        if (*v == '\0') return fail(err, errlen, "invalid --input '': expected a file name");
+        if (strlen(v) >= sizeof o->input)
+            return fail(err, errlen, "invalid --input: path longer than %zu bytes", sizeof o->input - 1);
+        snprintf(o->input, sizeof o->input, "%s", v);
+        return 0;
+    case OPT_OFFSET: {
+        char unused[8];
+        if (dr_parse_count(v, &o->input_offset, unused, sizeof unused) != 0)
+            return fail(err, errlen, "invalid --offset '%s': expected bytes, a non-negative integer below 2^64 with an "
+                                     "optional suffix K M G T or Ki Mi Gi Ti", v);
+        o->offset_given = 1;
+        return 0;
+    }
     default: return 0;
     }
 }
@@ -424,6 +444,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
 dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char *err, size_t errlen)
 {
     const char *const_text = NULL;
+    int count_given = 0, data_given = 0, seed_given = 0; /* options that describe generated data */
     err[0] = '\0';
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i], *value = NULL;
@@ -472,10 +493,36 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
         }
         if (opt_table[k].id == OPT_HELP) return DR_PARSE_HELP;
         if (opt_table[k].id == OPT_VERSION) return DR_PARSE_VERSION;
+        count_given |= opt_table[k].id == OPT_COUNT;
+        data_given |= opt_table[k].id == OPT_DATA;
+        seed_given |= opt_table[k].id == OPT_SEED;
         if (apply(opt_table[k].id, opt_table[k].name, value, o, &const_text, err, errlen) != 0) return DR_PARSE_ERROR;
     }
-    /* Checks that need the whole command line. */
-    if (!dr_op_valid(o->dtype, o->op)) {
+    /* Checks that need the whole command line. With --input the file holds the whole array: its count (and for a
+     * .npy file its type) are known once it is opened, where the op is checked against the type when --type was
+     * left out (src/input.c). */
+    if (o->input[0]) {
+        const char *clash = count_given ? "-n/--count cannot be used with --input (the file decides the count)"
+                            : data_given ? "--data cannot be used with --input (the data come from the file)"
+                            : seed_given ? "--seed cannot be used with --input (the data come from the file)"
+                            : o->scaling == DR_SCALING_WEAK
+                                ? "--scaling weak cannot be used with --input (the ranks split the file's array)"
+                                : NULL;
+        if (clash) {
+            fail(err, errlen, "%s", clash);
+            return DR_PARSE_ERROR;
+        }
+    } else if (o->offset_given) {
+        fail(err, errlen, "--offset needs --input (it skips the first bytes of a raw input file)");
+        return DR_PARSE_ERROR;
+    }
+    if (o->device == DR_DEVICE_CPU && o->staging != DR_STAGING_AUTO) {
+        static const char *const names[] = {"auto", "device", "host", "mapped"};
+        fail(err, errlen, "--staging %s cannot be used with --device cpu (staging is how a GPU's partial reaches MPI; "
+             "the CPU backend's partials are host memory already)", names[o->staging]);
+        return DR_PARSE_ERROR;
+    }
+    if (!dr_op_valid(o->dtype, o->op) && !(o->input[0] && !o->type_given)) {
         fail(err, errlen, "--op %s is not defined for --type %s (band, bor, bxor take int32, int64, uint32, uint64)",
              dr_op_name(o->op), dr_dtype_name(o->dtype));
         return DR_PARSE_ERROR;
@@ -494,9 +541,10 @@ void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
     snprintf(buf, len,
              "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64
              " kernel=%s block=%d iters=%d warmup=%d verify=%d device=%s misalign=%d scaling=%s combine=%s staging=%d"
-             " allreduce=%d ranks_per_node=%d",
+             " allreduce=%d ranks_per_node=%d offset=%" PRIu64 " input=%s",
              o->n, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
              patterns[o->gen.pattern], o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
              o->warmup, o->verify, devices[o->device], o->misalign, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
-             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node);
+             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node,
+             o->input_offset, o->input);
 }

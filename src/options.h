@@ -38,6 +38,11 @@ typedef struct {
     dr_bind_choice_t bind;
     int share_gpus;         /* allow more ranks than GPUs on a node */
     double timeout;         /* seconds a rank may wait in one collective before it ends the job; 0 = never */
+    char input[1024];       /* --input: the file to reduce, "" = generate the data. The file decides the count and,
+                             * for .npy, the type: dtype and n hold placeholders until the file is opened */
+    uint64_t input_offset;  /* --offset: bytes before a raw file's first element */
+    int offset_given;       /* --offset was given (only raw files take it) */
+    int type_given;         /* --type was given: a .npy file's dtype must then agree with it */
 } dr_options_t;
 
 typedef enum { DR_PARSE_OK = 0, DR_PARSE_HELP, DR_PARSE_VERSION, DR_PARSE_ERROR } dr_parse_result_t;

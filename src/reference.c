@@ -8,9 +8,53 @@
 #include "dreduce/accum.h"
 #include "parallel.h"
 
-/* The element as a double (floats) or as integer bits widened to the accumulator (integers). */
-static double element_double(const dr_gen_t *g, uint64_t i)
+/* Where the reference reads its elements: the data generator (elements first, first + 1, ... of g's array) or a
+ * buffer of dtype elements (read with memcpy: a buffer may be misaligned). Index j counts from the start of the
+ * job in both cases, so both paths share the per-element accumulation below. */
+typedef struct {
+    const dr_gen_t *g;
+    const void *buf;
+    dr_dtype_t dtype;
+    uint64_t first;
+} ref_source_t;
+
+static inline uint16_t load_u16(const void *buf, uint64_t j)
 {
+    uint16_t x;
+    memcpy(&x, (const unsigned char *)buf + j * 2, 2);
+    return x;
+}
+static inline uint32_t load_u32(const void *buf, uint64_t j)
+{
+    uint32_t x;
+    memcpy(&x, (const unsigned char *)buf + j * 4, 4);
+    return x;
+}
+static inline uint64_t load_u64(const void *buf, uint64_t j)
+{
+    uint64_t x;
+    memcpy(&x, (const unsigned char *)buf + j * 8, 8);
+    return x;
+}
+
+/* The element as a double (floats). */
+static inline double element_double(const ref_source_t *s, uint64_t j)
+{
+    if (s->buf) {
+        switch (s->dtype) {
+        case DR_FLOAT32: return dr_bits_to_f32(load_u32(s->buf, j));
+        case DR_FLOAT64: {
+            const uint64_t b = load_u64(s->buf, j);
+            double d;
+            memcpy(&d, &b, sizeof d);
+            return d;
+        }
+        case DR_FLOAT16: return dr_f16_to_f32(load_u16(s->buf, j));
+        default: return dr_bf16_to_f32(load_u16(s->buf, j));
+        }
+    }
+    const dr_gen_t *g = s->g;
+    const uint64_t i = s->first + j;
     switch (g->dtype) {
     case DR_FLOAT32: return dr_gen_float32(g, i);
     case DR_FLOAT64: return dr_gen_float64(g, i);
@@ -19,26 +63,29 @@ static double element_double(const dr_gen_t *g, uint64_t i)
     }
 }
 
-static void element_acc(const dr_gen_t *g, uint64_t i, dr_acc_kind_t acc, dr_value_t *v)
+/* The element widened to the accumulator (integers), or as the accumulator's float (float min/max: exact). */
+static inline void element_acc(const ref_source_t *s, uint64_t j, dr_acc_kind_t acc, dr_value_t *v)
 {
+    const dr_gen_t *g = s->g;
+    const uint64_t i = s->first + j;
     memset(v, 0, sizeof *v);
-    switch (g->dtype) {
+    switch (s->dtype) {
     case DR_INT32: {
-        int32_t x = dr_gen_int32(g, i);
+        int32_t x = s->buf ? (int32_t)load_u32(s->buf, j) : dr_gen_int32(g, i);
         if (acc == DR_ACC_I64) v->i64 = x;
         else v->i32 = x;
         break;
     }
     case DR_UINT32: {
-        uint32_t x = dr_gen_uint32(g, i);
+        uint32_t x = s->buf ? load_u32(s->buf, j) : dr_gen_uint32(g, i);
         if (acc == DR_ACC_U64) v->u64 = x;
         else v->u32 = x;
         break;
     }
-    case DR_INT64: v->i64 = dr_gen_int64(g, i); break;
-    case DR_UINT64: v->u64 = dr_gen_uint64(g, i); break;
+    case DR_INT64: v->i64 = s->buf ? (int64_t)load_u64(s->buf, j) : dr_gen_int64(g, i); break;
+    case DR_UINT64: v->u64 = s->buf ? load_u64(s->buf, j) : dr_gen_uint64(g, i); break;
     default: {
-        double d = element_double(g, i); /* float min/max: exact in the accumulator */
+        double d = element_double(s, j);
         if (acc == DR_ACC_F32) v->f32 = (float)d;
         else v->f64 = d;
         break;
@@ -90,7 +137,7 @@ static int is_float_sum_or_prod(const dr_reference_t *r)
     return dr_acc_kind_is_float(r->acc) && (r->op == DR_SUM || r->op == DR_PROD);
 }
 
-static void reference_init(dr_reference_t *r, dr_acc_kind_t acc, dr_op_t op)
+void dr_reference_init(dr_reference_t *r, dr_acc_kind_t acc, dr_op_t op)
 {
     memset(r, 0, sizeof *r);
     r->acc = acc;
@@ -100,30 +147,30 @@ static void reference_init(dr_reference_t *r, dr_acc_kind_t acc, dr_op_t op)
 }
 
 typedef struct {
-    const dr_gen_t *g;
+    ref_source_t src;
     dr_acc_kind_t acc;
-    uint64_t first, n;
+    dr_op_t op;
+    uint64_t n;
     dr_reference_t parts[256];
 } ref_job_t;
 
-static void ref_worker(void *ctx, int i, int k)
+/* 256 references: too large for some thread stacks, so one job for the process: one reference at a time. */
+static ref_job_t ref_job;
+
+/* Elements b..e-1 of the job's source into r: the one per-element accumulation of both paths. */
+static void accumulate(const ref_source_t *src, dr_acc_kind_t acc, uint64_t b, uint64_t e, dr_reference_t *r)
 {
-    ref_job_t *job = ctx;
-    dr_reference_t *r = &job->parts[i];
-    unsigned long long b, e;
-    dr_parallel_slice(job->n, i, k, &b, &e);
-    reference_init(r, job->acc, job->g->op);
-    r->count = e - b;
+    r->count += e - b;
     if (!is_float_sum_or_prod(r)) {
         dr_value_t v;
         for (uint64_t j = b; j < e; ++j) {
-            element_acc(job->g, job->first + j, job->acc, &v);
-            dr_acc_combine(job->acc, r->op, &r->exact, &v);
+            element_acc(src, j, acc, &v);
+            dr_acc_combine(acc, r->op, &r->exact, &v);
         }
         return;
     }
     for (uint64_t j = b; j < e; ++j) {
-        double x = element_double(job->g, job->first + j);
+        double x = element_double(src, j);
         if (isnan(x)) { ++r->nan; continue; }
         if (isinf(x)) { if (x > 0) ++r->pos_inf; else ++r->neg_inf; continue; }
         if (r->op == DR_SUM) {
@@ -137,6 +184,26 @@ static void ref_worker(void *ctx, int i, int k)
         }
     }
     dd_renorm(&r->hi, &r->lo);
+}
+
+static void ref_worker(void *ctx, int i, int k)
+{
+    ref_job_t *job = ctx;
+    dr_reference_t *r = &job->parts[i];
+    unsigned long long b, e;
+    dr_parallel_slice(job->n, i, k, &b, &e);
+    dr_reference_init(r, job->acc, job->op);
+    accumulate(&job->src, job->acc, b, e, r);
+}
+
+/* Run the job on up to nthreads threads (about one per 64 Ki elements) and merge the parts into *into. */
+static void run_job(int nthreads, dr_reference_t *into)
+{
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > 256) nthreads = 256;
+    if ((uint64_t)nthreads > ref_job.n / 65536 + 1) nthreads = (int)(ref_job.n / 65536 + 1);
+    dr_parallel_run(nthreads, ref_worker, &ref_job);
+    for (int i = 0; i < nthreads; ++i) dr_reference_merge(into, &ref_job.parts[i]);
 }
 
 void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from)
@@ -164,17 +231,21 @@ void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from)
 void dr_reference_compute(const dr_gen_t *g, dr_acc_kind_t acc, uint64_t first, uint64_t n, int nthreads,
                           dr_reference_t *out)
 {
-    static ref_job_t job; /* 256 references: too large for some thread stacks; one reference at a time */
-    if (nthreads < 1) nthreads = 1;
-    if (nthreads > 256) nthreads = 256;
-    if ((uint64_t)nthreads > n / 65536 + 1) nthreads = (int)(n / 65536 + 1);
-    job.g = g;
-    job.acc = acc;
-    job.first = first;
-    job.n = n;
-    dr_parallel_run(nthreads, ref_worker, &job);
-    reference_init(out, acc, g->op);
-    for (int i = 0; i < nthreads; ++i) dr_reference_merge(out, &job.parts[i]);
+    ref_job.src = (ref_source_t){g, NULL, g->dtype, first};
+    ref_job.acc = acc;
+    ref_job.op = g->op;
+    ref_job.n = n;
+    dr_reference_init(out, acc, g->op);
+    run_job(nthreads, out);
+}
+
+void dr_reference_add(dr_reference_t *r, dr_dtype_t dtype, const void *buf, size_t n, int nthreads)
+{
+    ref_job.src = (ref_source_t){NULL, buf, dtype, 0};
+    ref_job.acc = r->acc;
+    ref_job.op = r->op;
+    ref_job.n = n;
+    run_job(nthreads, r);
 }
 
 void dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t len)

@@ -34,6 +34,15 @@ typedef struct {
 void dr_reference_compute(const dr_gen_t *g, dr_acc_kind_t acc, uint64_t first, uint64_t n, int nthreads,
                           dr_reference_t *out);
 
+/* An empty reference (no elements yet) reducing with op into accumulator kind acc. */
+void dr_reference_init(dr_reference_t *r, dr_acc_kind_t acc, dr_op_t op);
+
+/* Add n elements of type dtype from buf (host memory, any alignment) to *r, on up to nthreads host threads, with
+ * the same per-element accumulation as dr_reference_compute: feed the chunks of a file as they are read, in any
+ * order, and merge the ranks' references as for generated data. dtype must be the type r->acc was selected for
+ * (dr_acc_select(dtype, r->op, mode)). Like dr_reference_compute, one call at a time per process. */
+void dr_reference_add(dr_reference_t *r, dr_dtype_t dtype, const void *buf, size_t n, int nthreads);
+
 /* Merge the reference of another shard into *into. */
 void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from);
 

@@ -10,6 +10,7 @@
 static const char *const level_names[DR_LEVEL_COUNT] = {
     [DR_LEVEL_LOCAL] = "local", [DR_LEVEL_STAGE] = "stage", [DR_LEVEL_NODE] = "node",
     [DR_LEVEL_GLOBAL] = "global", [DR_LEVEL_BCAST] = "bcast", [DR_LEVEL_TOTAL] = "total",
+    [DR_LEVEL_READ] = "read",   [DR_LEVEL_LOAD] = "load",
 };
 
 const char *dr_level_name(dr_level_t l) { return l < DR_LEVEL_COUNT ? level_names[l] : "?"; }
@@ -20,7 +21,7 @@ typedef struct {
     int ranks;                   /* ranks that took part */
     double min, median, max;
     int slowest_rank;
-    double gbs;                  /* local level: the node's bytes over its slowest rank's time; else NaN */
+    double gbs;                  /* local, read, load: the node's bytes over its slowest rank's time; else NaN */
 } level_stats_t;
 
 /* Which value of a record a row is about: a level, kernel pass p (level = -1 - p), or generate (level = -100). */
@@ -55,7 +56,8 @@ static void stats_for(const dr_report_t *r, int node, int which, level_stats_t *
     }
     s->ranks = m;
     s->median = dr_median(v, m);
-    if (which == DR_LEVEL_LOCAL && m > 0 && s->max > 0) s->gbs = (double)bytes / (s->max * 1e6);
+    const int moves_bytes = which == DR_LEVEL_LOCAL || which == DR_LEVEL_READ || which == DR_LEVEL_LOAD;
+    if (moves_bytes && m > 0 && s->max > 0) s->gbs = (double)bytes / (s->max * 1e6);
     free(v);
 }
 
@@ -67,9 +69,11 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
         if (r->ranks[i].passes > max_passes) max_passes = r->ranks[i].passes;
     int order[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1], k = 0;
     order[k++] = -100;
+    order[k++] = DR_LEVEL_READ;
+    order[k++] = DR_LEVEL_LOAD;
     order[k++] = DR_LEVEL_LOCAL;
     for (int p = 0; p < max_passes && max_passes > 1; ++p) order[k++] = -1 - p;
-    for (int l = DR_LEVEL_STAGE; l < DR_LEVEL_COUNT; ++l) order[k++] = l;
+    for (int l = DR_LEVEL_STAGE; l <= DR_LEVEL_TOTAL; ++l) order[k++] = l;
     for (int j = 0; j < k && n < max_rows; ++j) {
         level_stats_t *s = &rows[n];
         stats_for(r, node, order[j], s);
@@ -85,7 +89,7 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
 static const char *data_name(const dr_options_t *o)
 {
     static const char *const names[] = {"random", "iota", "ones", "const"};
-    return names[o->gen.pattern];
+    return o->input[0] ? "file" : names[o->gen.pattern];
 }
 
 static const char *node_name_of(const dr_report_t *r, int node)
@@ -122,8 +126,10 @@ static void write_table(const dr_report_t *r, FILE *f)
     for (int i = 0; i < r->nranks; ++i) gpus += r->ranks[i].is_gpu;
     if (gpus) fprintf(f, "kernel %s, block %d, ", dr_kernel_name(o->kernel), r->ranks[0].block);
     else fprintf(f, "CPU backend, ");
-    fprintf(f, "%d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n", o->iters, o->warmup, data_name(o),
-            o->gen.seed);
+    if (o->input[0]) fprintf(f, "%d repetitions after %d warm-up, data from %s\n", o->iters, o->warmup, o->input);
+    else
+        fprintf(f, "%d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n", o->iters, o->warmup,
+                data_name(o), o->gen.seed);
     fprintf(f, "backend: %s%s%s | combine: %s, %s | MPI: %s\n",
             gpus == r->nranks ? "gpu" : gpus == 0 ? "cpu" : "mixed gpu/cpu", gpus ? " " : "",
             gpus ? r->ranks[0].device_name : "", o->combine == DR_COMBINE_FLAT ? "flat" : "hierarchical",
@@ -253,7 +259,10 @@ static void write_json(const dr_report_t *r, FILE *f)
             o->warmup, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", o->allreduce ? "true" : "false", r->nranks, r->nnodes,
             r->emulated ? "true" : "false");
-    fprintf(f, "  \"combine_path\": ");
+    fprintf(f, "  \"input\": ");
+    if (o->input[0]) json_string(f, o->input);
+    else fprintf(f, "null");
+    fprintf(f, ", \"combine_path\": ");
     json_string(f, r->path_text);
     fprintf(f, ", \"mpi_library\": ");
     json_string(f, r->mpi_library);

@@ -16,7 +16,9 @@
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `stage` the
  * device-to-host copy of the partial when MPI is not given device buffers; `node`, `global` and `bcast` the MPI
- * levels; `total` one repetition end to end, from the barrier that starts it. */
+ * levels; `total` one repetition end to end, from the barrier that starts it. With --input: `read` the time spent
+ * reading the rank's share of the file (MPI-IO), `load` the whole read + copy + reduce pipeline (they overlap, so
+ * `load` is less than their sum). Levels added later go at the end (the JSON keeps the order). */
 typedef enum {
     DR_LEVEL_LOCAL = 0,
     DR_LEVEL_STAGE,
@@ -24,6 +26,8 @@ typedef enum {
     DR_LEVEL_GLOBAL,
     DR_LEVEL_BCAST,
     DR_LEVEL_TOTAL,
+    DR_LEVEL_READ,
+    DR_LEVEL_LOAD,
     DR_LEVEL_COUNT
 } dr_level_t;
 

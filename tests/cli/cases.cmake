@@ -150,7 +150,7 @@ dr_cli_test(unknown_single_dash_long 2 "^dreduce: error: unknown option '-c" -co
 dr_cli_test(output_empty 2 "^dreduce: error: invalid --output '': expected a file name" --output=)
 dr_cli_check(output_directory CODE 2 REGEX "^dreduce: error: cannot write --output '.*cli-out': Is a directory"
              ARGS --device cpu -n 1000 --iters 1 -o ${DR_CLI_OUT})
-# --staging chooses how a GPU partial reaches MPI; the CPU backend's partials are host memory, and the option is
-# accepted and has no effect there (the report names the path taken).
-dr_cli_check(staging_device_cpu_backend CODE 0 REGEX "combine: hierarchical, host buffers [(]CPU backend[)]"
-             OPTS --also "verification: passed" ARGS --device cpu --staging device -n 1000 --iters 1)
+# --staging chooses how a GPU partial reaches MPI: with --device cpu it could have no effect, so it is an error.
+dr_cli_test(staging_device_cpu_backend 2
+            "^dreduce: error: --staging device cannot be used with --device cpu [(]staging is how a GPU's partial"
+            --device cpu --staging device -n 1000 --iters 1)

@@ -11,3 +11,8 @@ dr_fuzz_target(fuzz_const DICT const.dict)
 # dr_options_parse: the whole command line, arguments separated by NUL or newline (OK only with runnable options;
 # a pure function of argv; parsed values stable when printed back).
 dr_fuzz_target(fuzz_options DICT options.dict)
+
+# dr_npy_parse and dr_npy_check_size: the .npy header of an --input file, as file bytes and as header text inside a
+# valid 1.0 and 3.0 prefix (a header that parses OK agrees with its prefixes, its size check and its numpy-style
+# rewrite; the two prefixes agree; messages are one printable line).
+dr_fuzz_target(fuzz_npy DICT npy.dict)

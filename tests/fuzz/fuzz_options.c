@@ -11,7 +11,10 @@
  *     NUL-terminated output path, the data generator agreeing with the type and op, a constant that fits the type's
  *     width;
  *   - the parsed values are stable: appending --count=N --type=T --op=O --kernel=K --block=B ... (the parsed values
- *     printed back) to the same argv parses OK to identical options;
+ *     printed back; --input and --offset when given, and then no --count) to the same argv parses OK to identical
+ *     options;
+ *   - with --input: the options for generated data keep their defaults, --offset only with it, the op checked
+ *     against the type only when --type was given;
  *   - DR_PARSE_ERROR with a non-empty, one-line message, NUL-terminated within the buffer (and the same message cut
  *     short in a smaller buffer); dr_options_canonical always NUL-terminates, whatever the buffer size. */
 #include <inttypes.h>
@@ -32,7 +35,16 @@ static void check_ok(const dr_options_t *o, const char *input)
 #define OK_CHECK(cond) FUZZ_CHECK(cond, "DR_PARSE_OK for argv '%s' with invalid options", input)
     OK_CHECK((unsigned)o->dtype < DR_DTYPE_COUNT);
     OK_CHECK((unsigned)o->op < DR_OP_COUNT);
-    OK_CHECK(dr_op_valid(o->dtype, o->op));
+    /* With --input and no --type the file's type is not known yet: the op is checked once it is opened. */
+    OK_CHECK(dr_op_valid(o->dtype, o->op) || (o->input[0] && !o->type_given));
+    OK_CHECK(memchr(o->input, '\0', sizeof o->input) != NULL);
+    OK_CHECK(o->type_given == 0 || o->type_given == 1);
+    OK_CHECK(o->offset_given == 0 || o->offset_given == 1);
+    OK_CHECK(o->offset_given || o->input_offset == 0);
+    OK_CHECK(!o->offset_given || o->input[0]);
+    /* The file decides the count: the options for generated data keep their defaults. */
+    OK_CHECK(!o->input[0] || (o->n == 16u << 20 && o->gen.pattern == DR_DATA_RANDOM && o->gen.seed == 1 &&
+                              o->scaling == DR_SCALING_STRONG));
     OK_CHECK((unsigned)o->acc_mode < DR_ACC_MODE_COUNT);
     OK_CHECK((unsigned)o->kernel < DR_KERNEL_COUNT);
     OK_CHECK(o->block == 0 /* auto */ || (o->block >= 32 && o->block <= 1024 && (o->block & (o->block - 1)) == 0));
@@ -61,12 +73,15 @@ static void check_ok(const dr_options_t *o, const char *input)
 /* argv + explicit forms of the parsed values must parse to the same options. */
 static void check_stable(int argc, char **argv, const dr_options_t *o, const char *input)
 {
-    char vals[10][64];
-    char *extra[MAX_ARGS + 1 + 10];
+    char vals[12][1100];
+    char *extra[MAX_ARGS + 1 + 12];
     memcpy(extra, argv, (size_t)argc * sizeof *argv);
     int k = 0;
-    snprintf(vals[k++], 64, "--count=%" PRIu64, o->n);
-    snprintf(vals[k++], 64, "--type=%s", dr_dtype_name(o->dtype));
+    /* -n is an error with --input, and printing --type back would mark it as given. */
+    if (!o->input[0]) snprintf(vals[k++], 64, "--count=%" PRIu64, o->n);
+    if (o->type_given) snprintf(vals[k++], 64, "--type=%s", dr_dtype_name(o->dtype));
+    if (o->input[0]) snprintf(vals[k++], sizeof vals[0], "--input=%s", o->input);
+    if (o->offset_given) snprintf(vals[k++], 64, "--offset=%" PRIu64, o->input_offset);
     snprintf(vals[k++], 64, "--op=%s", dr_op_name(o->op));
     snprintf(vals[k++], 64, "--acc=%s", dr_acc_mode_name(o->acc_mode));
     snprintf(vals[k++], 64, "--kernel=%s", dr_kernel_name(o->kernel));

@@ -169,10 +169,22 @@ static void test_defaults(void)
     CHECK(o.scaling == DR_SCALING_STRONG, "default scaling: got %d", o.scaling);
     CHECK(o.combine == DR_COMBINE_HIER, "default combine: got %d", o.combine);
     CHECK(o.staging == DR_STAGING_AUTO, "default staging: got %d", o.staging);
+    {
+        char *argv[] = {"dreduce", "--device", "cpu", "--staging", "mapped", NULL};
+        dr_options_t x;
+        char err[512] = "";
+        dr_options_default(&x);
+        CHECK(dr_options_parse(5, argv, &x, err, sizeof err) == DR_PARSE_ERROR &&
+                  strstr(err, "--staging mapped cannot be used with --device cpu"),
+              "--device cpu --staging mapped: got '%s'", err);
+    }
     CHECK(o.allreduce == 0, "default allreduce: got %d", o.allreduce);
     CHECK(o.ranks_per_node == 0, "default ranks-per-node: got %d", o.ranks_per_node);
     CHECK(o.bind == DR_BINDOPT_AUTO, "default bind: got %d", o.bind);
     CHECK(o.share_gpus == 0, "default share-gpus: got %d", o.share_gpus);
+    CHECK(o.input[0] == '\0' && o.input_offset == 0 && o.offset_given == 0 && o.type_given == 0,
+          "default input: expected none, got \"%s\" offset %" PRIu64 " (given %d), type given %d", o.input,
+          o.input_offset, o.offset_given, o.type_given);
     CHECK(err[0] == '\0', "no error text expected on success, got \"%s\"", err);
 }
 
@@ -190,7 +202,7 @@ static void check_all_options(const dr_options_t *o, const char *how)
           o->gen.dtype, o->gen.op);
     CHECK(o->kernel == DR_KERNEL_SMEM, "%s: kernel expected smem, got %d", how, o->kernel);
     CHECK(o->block == 64, "%s: block expected 64, got %d", how, o->block);
-    CHECK(o->device == DR_DEVICE_CPU, "%s: device expected cpu, got %d", how, o->device);
+    CHECK(o->device == DR_DEVICE_GPU, "%s: device expected gpu, got %d", how, o->device);
     CHECK(o->threads == 3, "%s: threads expected 3, got %d", how, o->threads);
     CHECK(o->iters == 7, "%s: iters expected 7, got %d", how, o->iters);
     CHECK(o->warmup == 0, "%s: warmup expected 0, got %d", how, o->warmup);
@@ -212,7 +224,7 @@ static void test_every_option(void)
     dr_options_t o;
     char err[512];
     const char *long_form[] = {"--count", "5K", "--type", "int64", "--op", "min", "--acc", "native", "--data", "iota",
-                               "--seed", "42", "--kernel", "smem", "--block", "64", "--device", "cpu", "--threads",
+                               "--seed", "42", "--kernel", "smem", "--block", "64", "--device", "gpu", "--threads",
                                "3", "--iters", "7", "--warmup", "0", "--verify", "off", "--misalign", "3",
                                "--scaling", "weak", "--combine", "flat", "--staging", "host", "--allreduce",
                                "--ranks-per-node", "4", "--bind", "none", "--share-gpus", "--format", "json",
@@ -222,7 +234,7 @@ static void test_every_option(void)
     check_all_options(&o, "long form");
 
     const char *eq_form[] = {"--count=5000", "--type=int64", "--op=min", "--acc=native", "--data=iota", "--seed=42",
-                             "--kernel=smem", "--block=64", "--device=cpu", "--threads=3", "--iters=7", "--warmup=0",
+                             "--kernel=smem", "--block=64", "--device=gpu", "--threads=3", "--iters=7", "--warmup=0",
                              "--verify=off", "--misalign=3", "--scaling=weak", "--combine=flat", "--staging=host",
                              "--allreduce", "--ranks-per-node=4", "--bind=none", "--share-gpus", "--format=json",
                              "--output=out.json", NULL};
@@ -231,7 +243,7 @@ static void test_every_option(void)
     check_all_options(&o, "--opt=value form");
 
     const char *short_form[] = {"-n", "5000", "-t", "int64", "--op", "min", "--acc", "native", "--data", "iota",
-                                "--seed", "42", "-k", "smem", "-b", "64", "--device", "cpu", "--threads", "3",
+                                "--seed", "42", "-k", "smem", "-b", "64", "--device", "gpu", "--threads", "3",
                                 "--iters", "7", "--warmup", "0", "--verify", "off", "--misalign", "3", "--scaling",
                                 "weak", "--combine", "flat", "--staging", "host", "--allreduce", "--ranks-per-node",
                                 "4", "--bind", "none", "--share-gpus", "--format", "json", "-o", "out.json", NULL};
@@ -240,7 +252,7 @@ static void test_every_option(void)
     check_all_options(&o, "short form");
 
     const char *glued[] = {"-n5000", "-tint64", "--op", "min", "--acc", "native", "--data", "iota", "--seed", "42",
-                           "-ksmem", "-b64", "--device", "cpu", "--threads", "3", "--iters", "7", "--warmup", "0",
+                           "-ksmem", "-b64", "--device", "gpu", "--threads", "3", "--iters", "7", "--warmup", "0",
                            "--verify", "off", "--misalign", "3", "--scaling", "weak", "--combine", "flat",
                            "--staging", "host", "--allreduce", "--ranks-per-node", "4", "--bind", "none",
                            "--share-gpus", "--format", "json", "-oout.json", NULL};
@@ -350,7 +362,7 @@ static void test_every_option(void)
                                              "--block", "--device", "--threads", "--iters", "--warmup", "--verify",
                                              "--misalign", "--scaling", "--combine", "--staging", "--allreduce",
                                              "--ranks-per-node", "--bind", "--share-gpus", "--format", "--output",
-                                             "--help", "--version"};
+                                             "--help", "--version", "--input", "--offset"};
     for (size_t i = 0; i < sizeof documented / sizeof documented[0]; ++i) {
         CHECK(usage && strstr(usage, documented[i]) != NULL, "--help text does not mention %s", documented[i]);
         /* ...and the parser knows every documented option. */
@@ -360,6 +372,46 @@ static void test_every_option(void)
         r = parse_list(&o, err, sizeof err, args);
         CHECK(!strstr(err, "unknown option"), "documented option %s is unknown to the parser: %s", documented[i], err);
     }
+}
+
+/* --input and --offset: the file decides the count (and a .npy file the type), so the options that describe
+ * generated data are errors with it; --type is recorded as given or not. */
+static void test_input(void)
+{
+    dr_options_t o;
+    char err[512];
+    dr_parse_result_t r = PARSE(&o, err, "--input", "data.npy");
+    CHECK(r == DR_PARSE_OK && strcmp(o.input, "data.npy") == 0 && o.offset_given == 0 && o.type_given == 0 &&
+              o.input_offset == 0,
+          "--input data.npy: got r=%d input \"%s\" offset_given %d type_given %d (%s)", r, o.input, o.offset_given,
+          o.type_given, err);
+    r = PARSE(&o, err, "--input=x.bin", "--type", "uint64", "--offset", "16", "--op", "bxor", "--device", "cpu");
+    CHECK(r == DR_PARSE_OK && strcmp(o.input, "x.bin") == 0 && o.input_offset == 16 && o.offset_given == 1 &&
+              o.type_given == 1 && o.dtype == DR_UINT64 && o.op == DR_BXOR,
+          "--input=x.bin --type uint64 --offset 16 --op bxor: got r=%d input \"%s\" offset %" PRIu64 " given %d, "
+          "type %s given %d (%s)", r, o.input, o.input_offset, o.offset_given, dr_dtype_name(o.dtype), o.type_given,
+          err);
+    r = PARSE(&o, err, "--offset=1Ki", "--input", "x.bin", "-t", "int32");
+    CHECK(r == DR_PARSE_OK && o.input_offset == 1024 && o.type_given == 1, "--offset=1Ki before --input: got r=%d "
+          "offset %" PRIu64 " (%s)", r, o.input_offset, err);
+    r = PARSE(&o, err, "--input", "x.bin", "-t", "int32", "--offset", "0");
+    CHECK(r == DR_PARSE_OK && o.input_offset == 0 && o.offset_given == 1, "--offset 0: got r=%d given %d (%s)", r,
+          o.offset_given, err);
+    /* Without --type, the op waits for the file's type: bxor is not refused here (a float file refuses it). */
+    r = PARSE(&o, err, "--input", "ints.npy", "--op", "bxor");
+    CHECK(r == DR_PARSE_OK && o.op == DR_BXOR && o.type_given == 0, "--input ints.npy --op bxor: got r=%d (%s)", r,
+          err);
+    /* The options that stay allowed. */
+    r = PARSE(&o, err, "--input", "a.npy", "--scaling", "strong", "--misalign", "3", "--acc", "native", "--verify",
+              "off", "--allreduce", "--combine", "flat", "--ranks-per-node", "2", "-k", "smem", "--iters", "3");
+    CHECK(r == DR_PARSE_OK, "--input with the reduction's own options: got r=%d (%s)", r, err);
+    r = PARSE(&o, err, "-t", "float16");
+    CHECK(r == DR_PARSE_OK && o.type_given == 1, "-t float16: type_given %d", o.type_given);
+    r = PARSE(&o, err, "-n", "5");
+    CHECK(r == DR_PARSE_OK && o.type_given == 0, "-n 5: type_given %d", o.type_given);
+    /* The last --input wins. */
+    r = PARSE(&o, err, "--input", "a.npy", "--input", "b.npy");
+    CHECK(r == DR_PARSE_OK && strcmp(o.input, "b.npy") == 0, "two --input: got r=%d \"%s\"", r, o.input);
 }
 
 /* An error whose message must contain every string of `need` (NULL-terminated). */
@@ -490,6 +542,33 @@ static void test_errors(void)
     ERR(L("--seed", "18446744073709551616"), L("'18446744073709551616'"));
     ERR(L("--output", ""), L("output"));
     ERR(L("--output="), L("output"));
+    /* --input and --offset. */
+    ERR(L("--input", ""), L("invalid --input ''", "file name"));
+    ERR(L("--input="), L("invalid --input ''"));
+    ERR(L("--input"), L("--input", "needs a value"));
+    ERR(L("--offset", "16"), L("--offset needs --input"));
+    ERR(L("--offset", "0", "-n", "5"), L("--offset needs --input"));
+    ERR(L("--input", "x.bin", "--offset", "-1"), L("invalid --offset '-1'", "bytes"));
+    ERR(L("--input", "x.bin", "--offset", "abc"), L("invalid --offset 'abc'"));
+    ERR(L("--input", "x.bin", "--offset", "18446744073709551616"), L("invalid --offset '18446744073709551616'"));
+    ERR(L("--input", "x.bin", "--offset", "16Q"), L("invalid --offset '16Q'"));
+    ERR(L("--input", "x.bin", "--offset="), L("invalid --offset ''"));
+    ERR(L("--input", "a.npy", "-n", "5"), L("-n/--count cannot be used with --input", "the file decides the count"));
+    ERR(L("-n", "5", "--input", "a.npy"), L("-n/--count cannot be used with --input"));
+    ERR(L("--count=16Mi", "--input", "a.npy"), L("-n/--count cannot be used with --input"));
+    ERR(L("--input", "a.npy", "--data", "iota"), L("--data cannot be used with --input"));
+    ERR(L("--data", "random", "--input", "a.npy"), L("--data cannot be used with --input"));
+    ERR(L("--input", "a.npy", "--seed", "3"), L("--seed cannot be used with --input"));
+    ERR(L("--input", "a.npy", "--scaling", "weak"), L("--scaling weak cannot be used with --input"));
+    ERR(L("--input", "a.npy", "--type", "float32", "--op", "bxor"), L("--op bxor is not defined for --type float32"));
+    {
+        static char longpath[2100];
+        memset(longpath, 'b', sizeof longpath - 1);
+        longpath[sizeof longpath - 1] = '\0';
+        const char *a[] = {"--input", longpath, NULL};
+        const char *n[] = {"invalid --input: path longer than 1023 bytes", NULL};
+        expect_error(a, n);
+    }
     {
         static char longpath[2100];
         memset(longpath, 'a', sizeof longpath - 1);
@@ -846,6 +925,16 @@ static void test_canonical(void)
         CHECK(strcmp(c0, c2) != 0, "canonical line did not change with %s %s: \"%s\"", variants[i].opt,
               variants[i].val ? variants[i].val : "", c2);
     }
+    /* With --input (which refuses -n, --seed and --data): the file and the offset are part of the line. */
+    {
+        const char *a[] = {"--input", "a.bin", "-t", "int32", NULL}, *b[] = {"--input", "b.bin", "-t", "int32", NULL};
+        const char *c[] = {"--input", "a.bin", "-t", "int32", "--offset", "8", NULL};
+        canonical_of(a, c0, sizeof c0);
+        canonical_of(b, c1, sizeof c1);
+        canonical_of(c, c2, sizeof c2);
+        CHECK(strcmp(c0, c1) != 0 && strcmp(c0, c2) != 0 && strstr(c0, "input=a.bin") && strstr(c2, "offset=8"),
+              "canonical line does not follow --input and --offset: \"%s\", \"%s\", \"%s\"", c0, c1, c2);
+    }
     /* Two constants differing in value. */
     {
         const char *a[] = {"-t", "int32", "--data", "const:3", NULL}, *b[] = {"-t", "int32", "--data", "const:4", NULL};
@@ -879,6 +968,7 @@ int main(void)
     test_defaults();
     test_every_option();
     test_errors();
+    test_input();
     test_const(&rng);
     test_canonical();
     return check_summary("test_options");

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Write the --input test files and the exact answers for them.
+
+Usage:
+  make_inputs.py OUTDIR [--seed S]
+
+Writes into OUTDIR (created if missing):
+  - good files: .npy (format versions 1.0, 2.0, 3.0; numpy's own header layout) and raw binary, of int32, int64,
+    uint32, uint64, float32, float64, float16 (and raw bfloat16), with seeded random values, sizes including primes
+    (1000003, 65537, 1021) and others not divisible by 2, 3 or 4, shapes (), (0,), N-d C order and Fortran order,
+    a .npy file followed by a second array (ignored, as numpy does), a .npy file named .dat (found by its magic),
+    and float files with NaN, infinities and signed zeros;
+  - bad files: truncated data, truncated header, corrupt magic, oversized header length, version 4.0, '<c8', '|O',
+    '>f4', a raw size that is not a whole number of elements, --offset past the end, plus cases that are bad only
+    through their options (type disagreement, raw without --type, --offset on .npy, bxor on floats, a directory,
+    a missing file);
+  - manifest.json (for run_inputs.py) and manifest.txt (for test_input_read.c), one entry per case.
+
+Expected values are computed here, exactly, with Python integers and fractions.Fraction, by the rules dreduce
+documents (include/dreduce/accum.h, dr_acc_select): integer sums wrap modulo 2^64 in 64-bit accumulators (32-bit
+types widen for sum), bitwise ops in the type's width, float sums accumulate in float64 ('wide', the default),
+min/max propagate NaN and order -0 below +0. Float values are drawn on grids coarse enough that every partial sum
+of the float64 accumulator is exact, whatever the order and the number of ranks: the exact sum (a Fraction,
+written to the manifest) is then the one right answer. One float32 file has full-precision random values instead;
+its sum is checked against the exact Fraction with the bound n * 2^-53 * sum|x| of any float64 summation order.
+
+Python 3 standard library only (numpy is not needed).
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import struct
+import sys
+from fractions import Fraction
+
+MAGIC = b"\x93NUMPY"
+DESCR = {"int32": "<i4", "int64": "<i8", "uint32": "<u4", "uint64": "<u8",
+         "float32": "<f4", "float64": "<f8", "float16": "<f2"}
+PACK = {"int32": "<i", "int64": "<q", "uint32": "<I", "uint64": "<Q", "float32": "<f", "float64": "<d",
+        "float16": "<e"}
+SIZE = {"int32": 4, "int64": 8, "uint32": 4, "uint64": 8, "float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
+INT_BITS = {"int32": (32, True), "int64": (64, True), "uint32": (32, False), "uint64": (64, False)}
+
+
+# ---- writing -------------------------------------------------------------------------------------------------
+
+def npy_header(descr, shape, fortran=False, version=1):
+    """The bytes before the data, as numpy.lib.format writes them: the dict, spaces to a multiple of 64, '\\n'."""
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %r, }" % (descr, "True" if fortran else "False",
+                                                                   tuple(shape))
+    pre = 10 if version == 1 else 12
+    total = -(-(pre + len(d) + 1) // 64) * 64
+    text = (d + " " * (total - pre - len(d) - 1) + "\n").encode("latin1" if version < 3 else "utf8")
+    length = struct.pack("<H", len(text)) if version == 1 else struct.pack("<I", len(text))
+    return MAGIC + bytes([version, 0]) + length + text
+
+
+def encode(dtype, values):
+    if dtype == "bfloat16":  # the upper half of the float32 (values are exact in bfloat16)
+        return b"".join(struct.pack("<I", struct.unpack("<I", struct.pack("<f", v))[0])[2:] for v in values)
+    return struct.pack("<%d%s" % (len(values), PACK[dtype][1]), *values)
+
+
+# ---- values ------------------------------------------------------------------------------------------------
+
+def grid_values(rng, dtype, n):
+    """Random values whose float64 partial sums are all exact (floats), or any bit pattern (integers)."""
+    if dtype in INT_BITS:
+        bits, signed = INT_BITS[dtype]
+        out = [rng.getrandbits(bits) for _ in range(n)]
+        return [v - (1 << bits) if signed and v >> (bits - 1) else v for v in out]
+    # value = k * 2^-e with |k| < 2^b: exact in the type, and n * 2^b < 2^53 keeps float64 sums exact.
+    b, e = {"float32": (20, 10), "float64": (30, 20), "float16": (10, 4), "bfloat16": (7, 3)}[dtype]
+    return [math.ldexp(rng.randrange(-(1 << b) + 1, 1 << b), -e) for _ in range(n)]
+
+
+def full_float32(rng, n):
+    """float32 values with every significand bit random, exponents spread over 2^-20..2^20."""
+    out = []
+    for _ in range(n):
+        m = (1 << 23) | rng.getrandbits(23)
+        v = math.ldexp(m, rng.randrange(-20, 21) - 23)
+        out.append(-v if rng.getrandbits(1) else v)
+    return out
+
+
+# ---- expected answers --------------------------------------------------------------------------------------
+
+def acc_kind(dtype, op):
+    widen = op in ("sum", "prod")
+    if dtype in ("int32", "uint32"):
+        return ("int64" if dtype == "int32" else "uint64") if widen else dtype
+    if dtype in INT_BITS or dtype == "float64":
+        return dtype
+    return "float64" if widen else "float32"
+
+
+def wrap(v, bits, signed):
+    v %= 1 << bits
+    return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+
+
+def float_key_min(a, b):
+    """accum.h's min: NaN wins, -0 below +0."""
+    if a != a or b != b:
+        return float("nan")
+    if a == b:
+        return a if math.copysign(1, a) < 0 else b
+    return min(a, b)
+
+
+def float_key_max(a, b):
+    if a != a or b != b:
+        return float("nan")
+    if a == b:
+        return a if math.copysign(1, a) > 0 else b
+    return max(a, b)
+
+
+def exact_sums(values):
+    """(sum, sum of |x|) of finite floats as Fractions: integers in units of 2^-1074 (every double is one)."""
+    total = total_abs = 0
+    for v in values:
+        n, d = v.as_integer_ratio()  # d is a power of two
+        k = n << (1074 - (d.bit_length() - 1))
+        total += k
+        total_abs += abs(k)
+    return Fraction(total, 1 << 1074), Fraction(total_abs, 1 << 1074)
+
+
+def expected(dtype, op, values):
+    """(value, accumulator name, extra): ints exactly; floats as the float the accumulator must hold, with
+    extra = {'exact': 'p/q'} for finite sums (and 'bound' where the sum is not exact in float64)."""
+    acc = acc_kind(dtype, op)
+    if acc in INT_BITS:
+        bits, signed = INT_BITS[acc]
+        if op == "sum":
+            return wrap(sum(values), bits, signed), acc, {}
+        if op == "min":
+            return (min(values) if values else wrap((1 << (bits - 1 if signed else bits)) - 1, bits, signed)), acc, {}
+        if op == "max":
+            return (max(values) if values else (-(1 << (bits - 1)) if signed else 0)), acc, {}
+        if op == "bxor":
+            x = 0
+            for v in values:
+                x ^= v % (1 << bits)
+            return wrap(x, bits, signed), acc, {}
+        raise ValueError(op)
+    if op in ("min", "max"):
+        r = float("inf") if op == "min" else float("-inf")
+        f = float_key_min if op == "min" else float_key_max
+        for v in values:
+            r = f(r, v)
+        return r, acc, {}
+    # sum, in float64
+    if any(v != v for v in values) or (float("inf") in values and float("-inf") in values):
+        return float("nan"), acc, {}
+    if any(math.isinf(v) for v in values):
+        return (float("inf") if float("inf") in values else float("-inf")), acc, {}
+    exact, abs_sum = exact_sums(values)
+    value = float(exact)
+    extra = {"exact": "%d/%d" % (exact.numerator, exact.denominator)}
+    if Fraction(value) != exact:
+        extra["bound"] = float(Fraction(len(values), 1 << 53) * abs_sum)
+    elif value == 0:
+        value = 0.0  # +0: the sum starts at +0, and -0 + +0 is +0
+    return value, acc, extra
+
+
+def value_text(v):
+    if isinstance(v, int):
+        return str(v)
+    if v != v:
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return repr(v)
+
+
+# ---- the cases ---------------------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("--seed", type=int, default=20240607)
+    a = ap.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
+    rng = random.Random(a.seed)
+    good, bad = [], []
+
+    def add_good(name, dtype, values, data, offset, args, ops=None, note=""):
+        path = os.path.join(a.outdir, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        if ops is None:
+            ops = ["sum", "min", "max"] + (["bxor"] if dtype in INT_BITS else [])
+        exp = {}
+        for op in ops:
+            v, acc, extra = expected(dtype, op, values)
+            exp[op] = dict(value=value_text(v), acc=acc, **extra)
+        good.append(dict(file=name, dtype=dtype, count=len(values), data_offset=offset, args=args, expect=exp,
+                         note=note))
+
+    def add_npy(name, dtype, values, version=1, shape=None, fortran=False, tail=b"", ops=None, note=""):
+        head = npy_header(DESCR[dtype], [len(values)] if shape is None else shape, fortran, version)
+        add_good(name, dtype, values, head + encode(dtype, values) + tail, len(head), [], ops, note)
+
+    def add_raw(name, dtype, values, offset=0, ops=None, note=""):
+        junk = bytes(rng.getrandbits(8) for _ in range(offset))
+        args = ["--type", dtype] + (["--offset", str(offset)] if offset else [])
+        add_good(name, dtype, values, junk + encode(dtype, values), offset, args, ops, note)
+
+    def add_bad(name, data, args, error, op="sum"):
+        if data is not None:
+            with open(os.path.join(a.outdir, name), "wb") as f:
+                f.write(data)
+        bad.append(dict(file=name, args=args, op=op, error=error))
+
+    # Large, prime sizes: not divisible by 2, 3 or 4.
+    add_npy("int32_v1_1000003.npy", "int32", grid_values(rng, "int32", 1000003), 1)
+    add_npy("float32_v2_1000003.npy", "float32", grid_values(rng, "float32", 1000003), 2)
+    add_npy("float64_v3_65537.npy", "float64", grid_values(rng, "float64", 65537), 3)
+    add_npy("int64_v1_65537.npy", "int64", grid_values(rng, "int64", 65537), 1)
+    add_npy("uint64_v2_65537.npy", "uint64", grid_values(rng, "uint64", 65537), 2)
+    add_npy("uint32_v3_1021.npy", "uint32", grid_values(rng, "uint32", 1021), 3)
+    add_npy("float16_v1_12347.npy", "float16", grid_values(rng, "float16", 12347), 1)
+    add_npy("float32_v1_full_100003.npy", "float32", full_float32(rng, 100003), 1, ops=["sum", "min", "max"],
+            note="full-precision values: the sum is not exact in float64, checked against the bound")
+    # Small sizes, fewer elements than ranks, shapes.
+    add_npy("int64_v1_scalar.npy", "int64", [-5], shape=[])
+    add_npy("uint32_v1_2.npy", "uint32", [4000000000, 4000000000])
+    add_npy("int32_v2_3.npy", "int32", [-2147483648, 2147483647, -1])
+    add_npy("float64_v1_empty.npy", "float64", [], shape=[0], ops=["sum"])
+    add_npy("int32_v1_empty_2x0.npy", "int32", [], shape=[2, 0], ops=["sum", "bxor"])
+    add_npy("uint32_v1_2x3x5.npy", "uint32", grid_values(rng, "uint32", 30), shape=[2, 3, 5])
+    add_npy("int64_v2_fortran_3x7.npy", "int64", grid_values(rng, "int64", 21), 2, shape=[3, 7], fortran=True)
+    # Special float values.
+    add_npy("float64_v1_zeros.npy", "float64", [0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0])
+    add_npy("float32_v1_inf.npy", "float32", [1.5, -0.0, float("inf"), 2.0, -3.25, 0.0, 7.0])
+    add_npy("float32_v1_inf_minus_inf.npy", "float32", [1.0, float("inf"), 2.0, float("-inf"), 3.0],
+            ops=["sum"])
+    add_npy("float16_v1_nan.npy", "float16", [1.0, 2.0, float("nan"), 3.0, 4.0, 5.0, 6.0])
+    # A second array after the first (np.save twice into one file): numpy reads the first, so do we.
+    second = npy_header("<i4", [3]) + encode("int32", [100, 200, 300])
+    add_npy("int32_v1_then_another.npy", "int32", [1, 2, 3, 4, 5, 6, 7], tail=second,
+            note="a second array follows: ignored, with a warning")
+    # A .npy file under another name: found by its magic.
+    vals = grid_values(rng, "float32", 101)
+    head = npy_header("<f4", [101])
+    add_good("float32_npy_named.dat", "float32", vals, head + encode("float32", vals), len(head), [])
+    # Raw files.
+    add_raw("raw_int32_65537.bin", "int32", grid_values(rng, "int32", 65537))
+    add_raw("raw_float64_offset24_1021.bin", "float64", grid_values(rng, "float64", 1021), offset=24)
+    add_raw("raw_bfloat16_10007.bin", "bfloat16", grid_values(rng, "bfloat16", 10007))
+    add_raw("raw_uint64_7.bin", "uint64", grid_values(rng, "uint64", 7))
+    add_raw("raw_float16_offset6_0.bin", "float16", [], offset=6, ops=["sum"])
+    add_raw("raw_int32_1.bin", "int32", [-7])
+
+    # Bad files: each must fail on every rank with one line naming the file and the problem.
+    f32 = encode("float32", [1.0] * 100)
+    add_bad("bad_truncated.npy", npy_header("<f4", [100]) + f32[:200], [],
+            "truncated: header says 100 elements (400 bytes) from offset 128 but the file has 328 bytes")
+    add_bad("bad_truncated_header.npy", npy_header("<f4", [100])[:20], [],
+            "truncated: the .npy header needs 128 bytes but the file has 20")
+    add_bad("bad_empty.npy", b"", [], "truncated: the .npy header needs 8 bytes but the file has 0")
+    add_bad("bad_magic.npy", b"\x93NUMPZ" + npy_header("<f4", [100])[6:] + f32, [], "bad magic")
+    add_bad("bad_header_length.npy", MAGIC + b"\x02\x00" + struct.pack("<I", 70000000) + b"{" + b" " * 100, [],
+            "header length 70000000 exceeds the 1 MiB limit")
+    add_bad("bad_version.npy", MAGIC + b"\x04\x00" + npy_header("<f4", [100])[8:] + f32, [],
+            "unsupported version 4.0")
+    add_bad("bad_complex64.npy", npy_header("<c8", [50]) + f32, [], "dtype '<c8' (complex64) is not supported")
+    add_bad("bad_object.npy", npy_header("|O", [4]) + b"\x80\x02" * 16, [], "object arrays ('|O') are not supported")
+    add_bad("bad_bigendian.npy", npy_header(">f4", [100]) + f32, [],
+            "dtype '>f4' is big-endian: convert with arr.astype('<f4')")
+    add_bad("bad_shape.npy", npy_header("<f4", [100]).replace(b"(100,)", b"(-1,) "), [],
+            "shape (-1,) is not a tuple of non-negative integers")
+    add_bad("bad_raw_size.bin", bytes(403), ["--type", "int64"],
+            "raw file of 403 bytes is not a whole number of int64 elements (8 bytes each): 3 trailing bytes")
+    add_bad("bad_raw_offset.bin", bytes(40), ["--type", "int32", "--offset", "44"],
+            "--offset 44 is past the end of the file (40 bytes)")
+    add_bad("bad_raw_offset_size.bin", bytes(40), ["--type", "int64", "--offset", "3"],
+            "the 37 bytes after --offset 3 are not a whole number of int64 elements (8 bytes each): 5 trailing")
+    # Files that are fine, with options that are not.
+    add_bad("float32_v2_1000003.npy", None, ["--type", "int32"],
+            "the file holds float32 but --type int32 was given")
+    add_bad("raw_int32_65537.bin", None, [], "a raw binary file needs --type")
+    add_bad("int32_v2_3.npy", None, ["--offset", "8"], "--offset is for raw files")
+    add_bad("float16_v1_12347.npy", None, [], "--op bxor is not defined for the file's type float16", op="bxor")
+    add_bad("no_such_file.npy", None, [], "cannot open")
+    os.makedirs(os.path.join(a.outdir, "a_directory.npy"), exist_ok=True)
+    add_bad("a_directory.npy", None, [], "it is a directory")
+
+    with open(os.path.join(a.outdir, "manifest.json"), "w") as f:
+        json.dump(dict(seed=a.seed, good=good, bad=bad), f, indent=1)
+    # One line per case for the C test: good FILE DTYPE COUNT OFFSET TYPE_ARG OFFSET_ARG OP=VALUE[~BOUND] ...
+    #                                   bad FILE TYPE_ARG OFFSET_ARG OP MESSAGE...
+    with open(os.path.join(a.outdir, "manifest.txt"), "w") as f:
+        for g in good:
+            t = g["args"][g["args"].index("--type") + 1] if "--type" in g["args"] else "-"
+            o = g["args"][g["args"].index("--offset") + 1] if "--offset" in g["args"] else "-"
+            ops = " ".join("%s=%s%s" % (op, e["value"], "~%r" % e["bound"] if "bound" in e else "")
+                           for op, e in g["expect"].items())
+            f.write("good %s %s %d %d %s %s %s\n" % (g["file"], g["dtype"], g["count"], g["data_offset"], t, o, ops))
+        for b in bad:
+            t = b["args"][b["args"].index("--type") + 1] if "--type" in b["args"] else "-"
+            o = b["args"][b["args"].index("--offset") + 1] if "--offset" in b["args"] else "-"
+            f.write("bad %s %s %s %s %s\n" % (b["file"], t, o, b["op"], b["error"]))
+    print("%s: %d good files, %d bad cases" % (a.outdir, len(good), len(bad)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

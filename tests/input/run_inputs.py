@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""End-to-end --input tests: dreduce under mpiexec on the files of make_inputs.py, CPU backend, exact answers.
+
+Usage:
+  run_inputs.py --mpiexec MPIEXEC --dreduce DREDUCE --suite NAME [--suite NAME ...] [--inputs DIR]
+  run_inputs.py --list [--inputs DIR]
+
+Suites: np1, np2, np3, np4 (good files: every file and op at 3 ranks; at 1, 2 and 4 ranks every file's sum and every
+op of the large files), errors (every bad case at 1 and 4 ranks).
+
+A good case runs `mpiexec -np P dreduce --device cpu --format json --iters 2 --warmup 1 --input FILE --op OP [ARGS]`
+and passes when the exit status is 0, nothing but the expected warning is on stderr, and the JSON report's result
+has the manifest's accumulator type and value: exactly (integers, min/max, float sums of grid values: the exact
+sum is a float64), NaN for NaN, the sign of a zero kept, or within the manifest's bound where the exact sum is not
+a float64. A bad case passes when every rank exits with status 2, within the timeout, the message (one line naming
+the file and the problem) is printed exactly once, and no report is printed. With Open MPI every rank's status is
+collected (ranks run through a shell that prints it; orte_abort_on_non_zero_status off, so no rank is killed
+before it exits by itself); with another launcher only the launcher's status is checked.
+
+Without --inputs the files are written to a temporary directory first. Python 3 standard library only. Exit
+status 0 if every case passed, else 1.
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMMON_ARGS = ["--format", "json", "--iters", "2", "--warmup", "1"]
+DEVICE = ["--device", "cpu"]  # --device gpu: the same cases on the GPU backend
+DEFAULT_TIMEOUT = 60.0
+LARGE = 60000  # files with at least this many elements run every op at every rank count
+EXIT_TAG = "dreduce-rank-exit"
+
+
+class Case:
+    def __init__(self, name, np, file, args, op=None, expect=None, error=None, warning=False):
+        self.name, self.np, self.file, self.args, self.op = name, np, file, args, op
+        self.expect, self.error, self.warning = expect, error, warning
+
+
+def load_manifest(inputs):
+    with open(os.path.join(inputs, "manifest.json")) as f:
+        return json.load(f)
+
+
+def good_cases(m, inputs, np, all_ops):
+    cases = []
+    for g in m["good"]:
+        ops = list(g["expect"]) if all_ops or g["count"] >= LARGE else list(g["expect"])[:1]
+        for op in ops:
+            cases.append(Case("np%d %s %s" % (np, g["file"], op), np, os.path.join(inputs, g["file"]), g["args"],
+                              op=op, expect=g["expect"][op], warning="second array" in g.get("note", "")))
+    return cases
+
+
+def error_cases(m, inputs):
+    cases = []
+    for np in (1, 4):
+        for b in m["bad"]:
+            cases.append(Case("np%d bad %s %s" % (np, b["file"], " ".join(b["args"])), np,
+                              os.path.join(inputs, b["file"]), b["args"], op=b["op"], error=b["error"]))
+    return cases
+
+
+SUITES = {
+    "np1": lambda m, d: good_cases(m, d, 1, False),
+    "np2": lambda m, d: good_cases(m, d, 2, False),
+    "np3": lambda m, d: good_cases(m, d, 3, True),
+    "np4": lambda m, d: good_cases(m, d, 4, False),
+    "errors": error_cases,
+}
+
+
+def is_open_mpi(mpiexec):
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
+        return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def command(case, mpiexec, dreduce, open_mpi):
+    args = DEVICE + COMMON_ARGS + ["--input", case.file, "--op", case.op] + case.args
+    if not open_mpi:
+        return [mpiexec, "-np", str(case.np), dreduce] + args
+    # Each rank prints its own exit status; no rank is killed because another exited non-zero first.
+    wrapper = '"$0" "$@"; s=$?; echo "%s $s" >&2; exit $s' % EXIT_TAG
+    return ([mpiexec, "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0", "-np", str(case.np),
+             "sh", "-c", wrapper, dreduce] + args)
+
+
+def run(cmd, timeout):
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         stdin=subprocess.DEVNULL)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(p.pid, sig)
+                p.wait(timeout=5)
+                break
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
+        out, err, rc = "", "", None
+    return rc, out or "", err or "", time.monotonic() - t0
+
+
+def float_bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def same_value(text, expect):
+    """The report's value text against the manifest's (exact, or within the bound)."""
+    want = expect["value"]
+    if expect["acc"] in ("int32", "int64", "uint32", "uint64"):
+        try:
+            return int(text) == int(want)
+        except ValueError:
+            return False
+    try:
+        got, w = float(text), float(want)
+    except ValueError:
+        return False
+    if w != w:
+        return got != got
+    if "bound" in expect:
+        return abs(got - w) <= float(expect["bound"])
+    if expect["acc"] == "float32":  # printed with 9 digits: the nearest float32 is the value
+        got = struct.unpack("<f", struct.pack("<f", got))[0]
+    return float_bits(got) == float_bits(w)  # exact, and -0 is not +0
+
+
+def check(case, rc, out, err, open_mpi):
+    problems = []
+    statuses = [int(s) for s in re.findall(r"^%s (\d+)$" % EXIT_TAG, err, re.M)]
+    err_lines = [l for l in err.splitlines() if not l.startswith(EXIT_TAG)]
+    if rc is None:
+        return ["timed out"]
+    if open_mpi and len(statuses) != case.np:
+        problems.append("%d of %d ranks reported their exit status" % (len(statuses), case.np))
+    if case.error is None:
+        if rc != 0 or any(statuses):
+            problems.append("exit status %s (ranks: %s), expected 0" % (rc, statuses))
+        bad = [l for l in err_lines if l.strip() and not (case.warning and "warning" in l and case.file in l)]
+        if bad:
+            problems.append("unexpected stderr: %r" % bad[:3])
+        if case.warning and not any("warning" in l for l in err_lines):
+            problems.append("no warning about the bytes after the array")
+        try:
+            doc = json.loads(out)
+        except ValueError as e:
+            return problems + ["stdout is not one JSON document: %s" % e]
+        res = doc.get("result", {}) if isinstance(doc, dict) else {}
+        if res.get("type") != case.expect["acc"]:
+            problems.append("result.type %r, expected %r" % (res.get("type"), case.expect["acc"]))
+        if not same_value(str(res.get("value")), case.expect):
+            problems.append("result.value %r, expected %s%s" % (res.get("value"), case.expect["value"],
+                                                                 " within %s" % case.expect["bound"]
+                                                                 if "bound" in case.expect else " exactly"))
+        ver = doc.get("verification", {}) if isinstance(doc, dict) else {}
+        if ver.get("pass") is not True:
+            problems.append("verification did not pass: %r" % (ver,))
+    else:
+        if open_mpi:
+            if statuses != [2] * case.np:
+                problems.append("rank exit statuses %s, expected 2 on all %d ranks" % (statuses, case.np))
+        elif rc != 2:
+            problems.append("exit status %s, expected 2" % rc)
+        hits = [l for l in err_lines if case.error in l]
+        if len(hits) != 1:
+            problems.append("the message %r was printed %d times, expected once" % (case.error, len(hits)))
+        elif "dreduce: error:" not in hits[0] or case.file not in hits[0]:
+            problems.append("the message does not name the file: %r" % hits[0])
+        others = [l for l in err_lines if l.strip() and case.error not in l]
+        if others:
+            problems.append("other lines on stderr: %r" % others[:3])
+        if out.strip():
+            problems.append("something was printed on stdout: %r" % out[:200])
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--dreduce")
+    ap.add_argument("--inputs", help="make_inputs.py's output directory (default: written to a temporary one)")
+    ap.add_argument("--suite", action="append", default=[], choices=sorted(SUITES))
+    ap.add_argument("--filter", help="run only cases whose name matches this regex")
+    ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per mpiexec run (default 60)")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="the backend (default cpu)")
+    a = ap.parse_args()
+    DEVICE[1] = a.device
+
+    tmp = None
+    inputs = a.inputs
+    if not inputs:
+        tmp = tempfile.TemporaryDirectory(prefix="dreduce-inputs-")
+        inputs = tmp.name
+        subprocess.run([sys.executable, os.path.join(HERE, "make_inputs.py"), inputs], check=True,
+                       stdout=subprocess.DEVNULL)
+    inputs = os.path.abspath(inputs)
+    m = load_manifest(inputs)
+    suites = a.suite or (sorted(SUITES) if a.list else [])
+    cases = [c for s in suites for c in SUITES[s](m, inputs)]
+    if a.filter:
+        cases = [c for c in cases if re.search(a.filter, c.name)]
+    if a.list:
+        for c in cases:
+            print(c.name)
+        return 0
+    if not a.dreduce or not cases:
+        ap.error("--dreduce and at least one --suite are required")
+
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    open_mpi = is_open_mpi(a.mpiexec)
+    dreduce = os.path.abspath(a.dreduce)
+    failed = 0
+    t0 = time.monotonic()
+    for c in cases:
+        cmd = command(c, a.mpiexec, dreduce, open_mpi)
+        rc, out, err, secs = run(cmd, a.timeout)
+        problems = check(c, rc, out, err, open_mpi)
+        print("%s %-60s (%.1f s)" % ("FAIL" if problems else "PASS", c.name, secs), flush=True)
+        if problems:
+            failed += 1
+            print("    " + " ".join(shlex.quote(x) for x in cmd))
+            for p in problems:
+                print("    - %s" % p)
+            for l in err.strip().splitlines()[-8:]:
+                print("      stderr | %s" % l)
+    print("%d cases, %d failed (%.0f s)" % (len(cases), failed, time.monotonic() - t0))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
