@@ -203,6 +203,8 @@ def main():
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="the backend (default cpu)")
     a = ap.parse_args()
     DEVICE[1] = a.device
+    if a.device == "gpu":
+        DEVICE.append("--share-gpus")  # the 4-rank cases on a machine with fewer GPUs
 
     tmp = None
     inputs = a.inputs
