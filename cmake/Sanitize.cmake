@@ -38,7 +38,8 @@ add_link_options(${DR_SANITIZE_FLAGS})
 if(DREDUCE_SANITIZE)
   add_library(dr_sanitize_runtime OBJECT ${PROJECT_SOURCE_DIR}/tests/sanitize/keep_modules.c
                                          ${PROJECT_SOURCE_DIR}/tests/sanitize/mpi_init_unchecked.c)
-  link_libraries(dr_sanitize_runtime)
+  # Executables only: in a library the objects would be linked twice (libdreduce.so holds its archives whole).
+  link_libraries("$<$<STREQUAL:$<TARGET_PROPERTY:TYPE>,EXECUTABLE>:dr_sanitize_runtime>")
   add_link_options(LINKER:--export-dynamic-symbol=dlclose)
 endif()
 message(STATUS "dreduce: host C code built with ${dr_sanitize_compile}")

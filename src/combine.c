@@ -142,9 +142,14 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
         DR_CUDA_CHECK(cudaMemcpy(c->partial, c->device_partial, c->size, cudaMemcpyDeviceToHost));
         times->stage_ms = (MPI_Wtime() - t0) * 1e3;
     }
+    /* Each level begins with a barrier watched by this thread, so that a rank that waits there past --timeout names
+     * the nodes that do not answer (watchdog.h). The collectives themselves stay blocking: their time is the level's
+     * time, and they follow a barrier everyone passed (a fault inside one is left to the watchdog thread). The first
+     * call gathers the node names (dr_watchdog_prepare: collective over every rank, watched by the thread). */
     if (mode == DR_COMBINE_FLAT) {
         dr_watchdog_enter("global (flat MPI_Reduce over all ranks)");
-        DR_MPI_CHECK(MPI_Barrier(t->comm));
+        DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
+        DR_CHECK(dr_watchdog_barrier(t->comm, t->comm));
         t0 = MPI_Wtime();
         if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, t->comm));
         else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, t->comm));
@@ -153,13 +158,14 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
         return DR_OK;
     }
     dr_watchdog_enter("node (MPI_Reduce to the node leader)");
-    DR_MPI_CHECK(MPI_Barrier(t->node_comm));
+    DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
+    DR_CHECK(dr_watchdog_barrier(t->node_comm, t->comm));
     t0 = MPI_Wtime();
     DR_MPI_CHECK(MPI_Reduce(c->partial, c->node_result, 1, c->type, c->mpi_op, 0, t->node_comm));
     times->node_ms = (MPI_Wtime() - t0) * 1e3;
     if (t->leaders_comm != MPI_COMM_NULL) {
         dr_watchdog_enter("global (MPI_Reduce over the node leaders)");
-        DR_MPI_CHECK(MPI_Barrier(t->leaders_comm));
+        DR_CHECK(dr_watchdog_barrier(t->leaders_comm, t->comm));
         t0 = MPI_Wtime();
         if (allreduce)
             DR_MPI_CHECK(MPI_Allreduce(c->node_result, c->result, 1, c->type, c->mpi_op, t->leaders_comm));

@@ -290,7 +290,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     memset(&tm, 0, sizeof tm);
     for (int it = 0; it < reps; ++it) {
         dr_watchdog_enter("start (the barrier that begins a repetition)");
-        if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) abort_job(DR_ERR_RUNTIME);
+        if (dr_watchdog_barrier(topo->comm, topo->comm) != DR_OK) abort_job(DR_ERR_RUNTIME);
         dr_watchdog_leave();
         s = from_file ? dreduce_reduce_file(ctx, &file, o->op, &result, NULL)
                       : dreduce_reduce(ctx, shard.in, count, o->dtype, o->op, &result);

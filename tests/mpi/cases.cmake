@@ -49,7 +49,7 @@ set_tests_properties(mpi_determinism PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONME
 add_executable(dreduce_flaky_combine ${PROJECT_SOURCE_DIR}/src/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/flaky_combine.c)
 target_include_directories(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,INCLUDE_DIRECTORIES>)
 target_compile_definitions(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,COMPILE_DEFINITIONS>)
-target_link_libraries(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,LINK_LIBRARIES>)
+target_link_libraries(dreduce_flaky_combine PRIVATE libdreduce)
 target_compile_options(dreduce_flaky_combine PRIVATE ${DR_C_WARNINGS})
 set(DR_FLAKY_DIFFERS "repetitions of the same reduction gave different results")
 foreach(combine flat hier)
