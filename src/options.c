@@ -470,6 +470,14 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
             for (size_t j = 0; j < nopts; ++j)
                 if (opt_table[j].short_name == arg[1]) k = (int)j;
             if (k < 0) {
+                /* "-count 5": a long option with one dash is the likely mistake; say so. */
+                const size_t name_len = strcspn(arg + 1, "=");
+                for (size_t j = 0; j < nopts; ++j)
+                    if (strlen(opt_table[j].name) == name_len && strncmp(opt_table[j].name, arg + 1, name_len) == 0) {
+                        fail(err, errlen, "unknown option '%s': long options take two dashes (--%s)", arg,
+                             opt_table[j].name);
+                        return DR_PARSE_ERROR;
+                    }
                 fail(err, errlen, "unknown option '-%c' (see --help)", arg[1]);
                 return DR_PARSE_ERROR;
             }
