@@ -13,8 +13,12 @@ add_test(NAME sanitize_initcheck COMMAND ${DR_SANITIZE} initcheck $<TARGET_FILE:
 add_test(NAME sanitize_memcheck_dreduce
          COMMAND ${DR_SANITIZE} memcheck $<TARGET_FILE:dreduce> --device gpu -n 1000003 --type float16 --misalign 3
                  --iters 3 --warmup 1)
+# The library: device, pinned and pageable arrays of every row, host arrays in 64 KiB chunks (the overlapped
+# copy/reduce pipeline of src/chunks.c, many chunks per call, slots reused).
+add_test(NAME sanitize_memcheck_library
+         COMMAND ${DR_SANITIZE} --leaks memcheck $<TARGET_FILE:test_library> --require-gpu)
 set_tests_properties(sanitize_memcheck sanitize_racecheck sanitize_synccheck sanitize_initcheck
-                     sanitize_memcheck_dreduce
+                     sanitize_memcheck_dreduce sanitize_memcheck_library
                      PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77 TIMEOUT 3600 ENVIRONMENT "${DR_TEST_ENV}")
 # The checks can fail: a contract broken on purpose must be reported (a result buffer one byte short: memcheck; a
 # workspace never zeroed, so multipass reads an uninitialised done-counter: initcheck).
@@ -24,3 +28,5 @@ add_test(NAME sanitize_initcheck_detects
          COMMAND ${DR_SANITIZE} --expect-errors initcheck $<TARGET_FILE:test_kernels> --plant unzeroed-work)
 set_tests_properties(sanitize_memcheck_detects sanitize_initcheck_detects
                      PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77 TIMEOUT 300)
+# test_library checks that repeated calls allocate nothing by the GPU's free memory: alone on the machine.
+set_tests_properties(sanitize_memcheck_library PROPERTIES RUN_SERIAL ON)
