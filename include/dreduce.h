@@ -138,6 +138,11 @@ typedef struct {
 /* Initialise a file description: path, no type (from the .npy header), auto format, no offset. */
 void dreduce_file_init(dreduce_file_t *f, const char *path);
 
+/* Open and check a file without reducing it (collective; the same rules, errors and shares as
+ * dreduce_reduce_file): *info gets its type, its count and this rank's share. */
+dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
+                                 dreduce_file_info_t *info);
+
 /* Reduce the array in a file (collective; every rank passes the same description): each rank reads only its own
  * share (MPI-IO, contiguous, sizes differing by at most one element) and streams it through pinned buffers to its
  * GPU, read, copy and reduction overlapped (or to the CPU backend). A bad file (missing, unreadable, truncated,

@@ -16,7 +16,7 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* Slots of at least `bytes` (pinned host ones only if asked), and room for `chunks` partials. */
+/* Slots of at least `bytes` (pinned host ones only if asked), and (once) room for `chunks` partials. */
 static dr_status_t ensure(dr_chunks_t *c, size_t bytes, int host_slots, int device_slots, uint64_t chunks)
 {
     if (c->events_made == 0 && device_slots) {
@@ -44,14 +44,9 @@ static dr_status_t ensure(dr_chunks_t *c, size_t bytes, int host_slots, int devi
         }
         if (device_slots && !c->d_slot[k]) DR_CHECK(dr_gpu_alloc(&c->d_slot[k], c->slot_bytes, "chunk buffers"));
     }
-    if (device_slots && chunks > c->partials_cap) {
-        if (c->d_partials) cudaFree(c->d_partials);
-        if (c->h_partials) cudaFreeHost(c->h_partials);
-        c->d_partials = c->h_partials = NULL;
-        c->partials_cap = 0;
+    if (device_slots && !c->d_partials) {
         DR_CHECK(dr_gpu_alloc((void **)&c->d_partials, chunks * sizeof(dr_value_t), "chunk partials"));
         DR_CUDA_CHECK(cudaMallocHost((void **)&c->h_partials, chunks * sizeof(dr_value_t)));
-        c->partials_cap = chunks;
     }
     return DR_OK;
 }
@@ -65,6 +60,22 @@ static dr_status_t kernel_ms(dr_chunks_t *c, int k, double *sum)
     return DR_OK;
 }
 
+/* Fold the n partials waiting in d_partials into *v (in chunk order; *v holds the fold of the earlier ones). */
+static dr_status_t fold_partials(dr_gpu_t *g, dr_chunks_t *c, dr_acc_kind_t acc, dr_op_t op, uint64_t n,
+                                 int *have, dr_value_t *v)
+{
+    if (n == 0) return DR_OK;
+    DR_CUDA_CHECK(cudaMemcpyAsync(c->h_partials, c->d_partials, n * sizeof(dr_value_t), cudaMemcpyDeviceToHost,
+                                  g->stream));
+    DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    for (uint64_t i = 0; i < n; ++i) {
+        if (*have) dr_acc_combine(acc, op, v, &c->h_partials[i]);
+        else *v = c->h_partials[i];
+        *have = 1;
+    }
+    return DR_OK;
+}
+
 dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel, int block, dr_dtype_t dtype,
                                  dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots,
                                  dr_chunk_source_fn src, void *state, dr_chunk_stats_t *st)
@@ -72,9 +83,13 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
     const size_t esize = dr_dtype_size(dtype);
     memset(st, 0, sizeof *st);
     const double t0 = now_ms();
-    uint64_t cap = c->partials_cap > 64 ? c->partials_cap : 64;
-    DR_CHECK(ensure(c, slot_elems * esize, use_slots, 1, cap));
-    int done = 0, pending[DR_CHUNK_SLOTS] = {0}; /* slot k holds a chunk whose kernel time is not yet counted */
+    DR_CHECK(ensure(c, slot_elems * esize, use_slots, 1, DR_CHUNK_PARTIALS));
+    /* v: the fold of the partials already brought back; `waiting` more sit in d_partials. The fold runs in chunk
+     * order whenever d_partials is full and at the end: the same bits for the same chunking, whatever the timing. */
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    int have = 0, done = 0, pending[DR_CHUNK_SLOTS] = {0}; /* pending: slot k's kernel time not yet counted */
+    uint64_t waiting = 0;
     for (uint64_t i = 0; !done; ++i) {
         const int k = (int)(i % DR_CHUNK_SLOTS);
         if (pending[k]) { /* the chunk three back: its copy and kernel must be done before the slot is reused */
@@ -87,27 +102,16 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
         DR_CHECK(src(state, use_slots ? c->h_slot[k] : NULL, slot_elems, &ptr, &elems, &done));
         st->read_ms += now_ms() - r0;
         if (elems == 0) continue;
-        if (st->chunks == c->partials_cap) { /* more chunks than room for partials: drain, fold later */
-            DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-            dr_value_t *old = malloc(st->chunks * sizeof *old);
-            if (!old) return DR_ERR_RUNTIME;
-            DR_CUDA_CHECK(cudaMemcpy(old, c->d_partials, st->chunks * sizeof *old, cudaMemcpyDeviceToHost));
-            const dr_status_t s = ensure(c, c->slot_bytes, use_slots, 1, 2 * c->partials_cap);
-            if (s == DR_OK && cudaMemcpy(c->d_partials, old, st->chunks * sizeof *old, cudaMemcpyHostToDevice) !=
-                                  cudaSuccess) {
-                free(old);
-                dr_error("cudaMemcpy of chunk partials failed");
-                return DR_ERR_RUNTIME;
-            }
-            free(old);
-            DR_CHECK(s);
+        if (waiting == DR_CHUNK_PARTIALS) {
+            DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v));
+            waiting = 0;
         }
         DR_CUDA_CHECK(cudaStreamWaitEvent(g->copy_stream, c->reduced[k], 0));
         DR_CUDA_CHECK(cudaMemcpyAsync(c->d_slot[k], ptr, elems * esize, cudaMemcpyHostToDevice, g->copy_stream));
         DR_CUDA_CHECK(cudaEventRecord(c->copied[k], g->copy_stream));
         DR_CUDA_CHECK(cudaStreamWaitEvent(g->stream, c->copied[k], 0));
         DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, c->d_slot[k], elems));
-        g->req.d_result = c->d_partials + st->chunks;
+        g->req.d_result = c->d_partials + waiting++;
         DR_CUDA_CHECK(cudaEventRecord(c->kstart[k], g->stream));
         DR_CUDA_CHECK(dr_gpu_reduce(&g->req, &g->plan, g->stream, NULL));
         DR_CUDA_CHECK(cudaEventRecord(c->reduced[k], g->stream));
@@ -120,18 +124,8 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
     for (int k = 0; k < DR_CHUNK_SLOTS; ++k)
         if (pending[k]) DR_CHECK(kernel_ms(c, k, &st->local_ms));
     g->req.d_result = g->partial_target;
-
-    /* Fold the chunks' partials in order: the same bits for the same chunking, whatever the timing. */
-    dr_value_t v;
-    memset(&v, 0, sizeof v);
-    dr_acc_identity(acc, op, &v);
-    if (st->chunks) {
-        DR_CUDA_CHECK(cudaMemcpyAsync(c->h_partials, c->d_partials, st->chunks * sizeof(dr_value_t),
-                                      cudaMemcpyDeviceToHost, g->stream));
-        DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-        v = c->h_partials[0];
-        for (uint64_t i = 1; i < st->chunks; ++i) dr_acc_combine(acc, op, &v, &c->h_partials[i]);
-    }
+    DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v));
+    if (!have) dr_acc_identity(acc, op, &v); /* no elements on this rank */
     st->depth += st->chunks > 1 ? st->chunks - 1 : 0;
     st->pass_ms[0] = st->local_ms;
     if (st->passes == 0) st->passes = 1;

@@ -13,6 +13,7 @@
 #include "status.h"
 
 #define DR_CHUNK_SLOTS 3
+#define DR_CHUNK_PARTIALS 64 /* chunk partials kept on the device before they are brought back and folded */
 
 /* Gives the next chunk: at most max_elems elements, either read into `slot` (pinned host memory of the slot size,
  * free to overwrite) or found elsewhere in host memory: *ptr says where, *elems how many (0 is allowed: a rank
@@ -27,8 +28,7 @@ typedef struct {
     void *d_slot[DR_CHUNK_SLOTS];       /* device copies of the chunks */
     cudaEvent_t copied[DR_CHUNK_SLOTS], reduced[DR_CHUNK_SLOTS], kstart[DR_CHUNK_SLOTS];
     int events_made;
-    dr_value_t *d_partials, *h_partials; /* one partial per chunk; partials_cap of each */
-    uint64_t partials_cap;
+    dr_value_t *d_partials, *h_partials; /* DR_CHUNK_PARTIALS chunk partials (device, pinned host) */
     int host_malloced;                  /* CPU backend: h_slot[0] is plain malloc'ed memory */
 } dr_chunks_t;
 

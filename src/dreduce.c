@@ -404,26 +404,43 @@ static dr_status_t file_next(void *state, void *slot, size_t max_elems, const vo
     return DR_OK;
 }
 
-dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
-                                dreduce_result_t *out, dreduce_file_info_t *info)
+/* Open a file for the context (collective; the same status on every rank) and find this rank's share of it. */
+static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op, dr_input_t *in,
+                             dreduce_file_info_t *info)
 {
-    const double t0 = MPI_Wtime();
     if ((unsigned)op >= DR_OP_COUNT || !file || !file->path || (file->dtype != DR_DTYPE_COUNT &&
                                                                   (unsigned)file->dtype >= DR_DTYPE_COUNT)) {
-        dr_error("dreduce_reduce_file: no file, no path, or an unknown dtype %d or op %d", file ? (int)file->dtype : -1,
-                 (int)op);
+        dr_error("dreduce: no file, no path, or an unknown dtype %d or op %d", file ? (int)file->dtype : -1, (int)op);
         return DR_ERR_USAGE;
     }
     dr_input_spec_t spec;
     dr_file_spec(file, op, &spec);
+    DR_CHECK(dr_input_open(ctx->topo.comm, file->path, &spec, in));
+    info->dtype = in->dtype;
+    info->count = in->count;
+    dr_shard(in->count, DR_SCALING_STRONG, ctx->topo.rank, ctx->topo.nranks, &info->first, &info->mine);
+    return DR_OK;
+}
+
+dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
+                                 dreduce_file_info_t *info)
+{
     dr_input_t in;
-    DR_CHECK(dr_input_open(ctx->topo.comm, file->path, &spec, &in)); /* the same status on every rank */
-    const dr_dtype_t dtype = in.dtype;
-    const size_t esize = dr_dtype_size(dtype);
-    uint64_t first = 0, mine = 0;
-    dr_shard(in.count, DR_SCALING_STRONG, ctx->topo.rank, ctx->topo.nranks, &first, &mine);
-    dr_status_t s = check_shape(dtype, op);
-    const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+    DR_CHECK(open_file(ctx, file, op, &in, info));
+    dr_input_close(&in);
+    return DR_OK;
+}
+
+dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
+                                dreduce_result_t *out, dreduce_file_info_t *info)
+{
+    const double t0 = MPI_Wtime();
+    dr_input_t in;
+    dreduce_file_info_t fi;
+    DR_CHECK(open_file(ctx, file, op, &in, &fi));
+    const size_t esize = dr_dtype_size(fi.dtype);
+    dr_status_t s = check_shape(fi.dtype, op);
+    const dr_acc_kind_t acc = dr_acc_select(fi.dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = ensure_combine(ctx, acc, op);
     if ((s = dr_context_agree(ctx, s, "read (every rank ready to read its share)")) != DR_OK) {
         dr_input_close(&in);
@@ -435,26 +452,20 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     const size_t slot = ctx->cfg.chunk_bytes / esize;
     dr_input_stream_t stream;
     dr_chunk_stats_t st;
-    s = dr_input_stream_begin(&in, first, mine, slot, &stream);
+    s = dr_input_stream_begin(&in, fi.first, fi.mine, slot, &stream);
     if (s == DR_OK && ctx->is_gpu)
-        s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, slot, 1,
-                                 file_next, &stream, &st);
+        s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, fi.dtype, op, acc, slot,
+                                 1, file_next, &stream, &st);
     else if (s == DR_OK) {
-        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, dtype, op, acc, slot, file_next, &stream, &ctx->partial,
-                                 &st);
+        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, fi.dtype, op, acc, slot, file_next, &stream,
+                                 &ctx->partial, &st);
         if (s == DR_OK) memcpy(ctx->comb.partial, &ctx->partial, ctx->comb.size);
     }
-    const uint64_t count = in.count;
     dr_input_close(&in);
     DR_CHECK(s);
     record_chunks(tm, &st, esize, 1);
     ctx->have_partial = 1;
-    if (info) {
-        info->dtype = dtype;
-        info->count = count;
-        info->first = first;
-        info->mine = mine;
-    }
+    if (info) *info = fi;
     return finish(ctx, out, t0);
 }
 

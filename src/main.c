@@ -151,20 +151,18 @@ static void config_from_options(const dr_options_t *o, dreduce_config_t *cfg)
 }
 
 /* --input: open the file once before the repetitions (collective), so a bad file ends every rank with one line
- * and exit 2 before anything is timed; the file decides the count and (for .npy) the type. */
-static dr_status_t probe_input(dreduce_context_t *ctx, dr_options_t *o, dreduce_file_t *file)
+ * and exit 2 before anything is timed; the file decides the count and (for .npy) the type, the library this rank's
+ * share (the same one dreduce_reduce_file reads). */
+static dr_status_t probe_input(dreduce_context_t *ctx, dr_options_t *o, dreduce_file_t *file,
+                               dreduce_file_info_t *info)
 {
     dreduce_file_init(file, o->input);
     if (o->type_given) file->dtype = o->dtype;
     file->has_offset = o->offset_given;
     file->offset = o->input_offset;
-    dr_input_spec_t spec;
-    dr_file_spec(file, o->op, &spec);
-    dr_input_t in;
-    DR_CHECK(dr_input_open(ctx->topo.comm, o->input, &spec, &in));
-    o->dtype = o->gen.dtype = in.dtype;
-    o->n = in.count;
-    dr_input_close(&in);
+    DR_CHECK(dreduce_file_inspect(ctx, file, o->op, info));
+    o->dtype = o->gen.dtype = info->dtype;
+    o->n = info->count;
     return DR_OK;
 }
 
@@ -234,9 +232,10 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         dr_warn("%s=%d but MPI places this rank %d on its host: using %d to choose the GPU", env_source, env_local,
                 topo->host_local_rank, topo->host_local_rank);
     dreduce_file_t file;
+    dreduce_file_info_t file_info;
     const int from_file = o->input[0] != '\0';
     if (from_file) {
-        dr_status_t ps = probe_input(ctx, o, &file);
+        dr_status_t ps = probe_input(ctx, o, &file, &file_info);
         if (ps != DR_OK) {
             dreduce_destroy(ctx);
             return ps;
@@ -252,8 +251,8 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         }
     }
     const dr_acc_kind_t acc = dr_acc_select(o->dtype, o->op, o->acc_mode);
-    uint64_t first = 0, count = 0;
-    if (s == DR_OK && dr_shard(o->n, o->scaling, rank, nranks, &first, &count) != 0) {
+    uint64_t first = from_file ? file_info.first : 0, count = from_file ? file_info.mine : 0;
+    if (s == DR_OK && !from_file && dr_shard(o->n, o->scaling, rank, nranks, &first, &count) != 0) {
         if (rank == 0) /* every rank sees the same overflow: say it once */
             dr_error("--scaling weak with -n %" PRIu64 " on %d ranks makes more than 2^64 - 1 elements", o->n,
                      nranks);

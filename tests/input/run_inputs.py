@@ -34,6 +34,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
+from mpi_launcher import is_open_mpi  # noqa: E402
 COMMON_ARGS = ["--format", "json", "--iters", "2", "--warmup", "1"]
 DEVICE = ["--device", "cpu"]  # --device gpu: the same cases on the GPU backend
 DEFAULT_TIMEOUT = 60.0
@@ -79,13 +81,6 @@ SUITES = {
     "errors": error_cases,
 }
 
-
-def is_open_mpi(mpiexec):
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
-        return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def command(case, mpiexec, dreduce, open_mpi):

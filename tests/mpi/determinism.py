@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+from mpi_launcher import is_open_mpi
+
 # The 50 rows of include/dreduce/table.h as dreduce's options select them: integers take every op (sum and prod
 # accumulate in 64 bits whatever --acc says); float32 and the 16-bit floats take sum and prod in float64 (--acc wide)
 # and in float32 (--acc native), min and max in float32; float64 takes the four arithmetic ops.
@@ -66,13 +68,6 @@ def run_one(cmd, reps, timeout):
         problems.append("stderr tail: %s" % " | ".join(p.stderr.strip().splitlines()[-3:]))
     return problems, secs
 
-
-def is_open_mpi(mpiexec):
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
-        return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
-    except (OSError, subprocess.TimeoutExpired):
-        return False
 
 
 def main():

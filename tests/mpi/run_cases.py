@@ -27,6 +27,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from mpi_launcher import is_open_mpi
 from fractions import Fraction
 
 COMMON_ARGS = ["--format", "json", "--device", "cpu", "--iters", "2", "--warmup", "1"]
@@ -479,13 +481,6 @@ SUITES = {
 # Running and checking.
 # ---------------------------------------------------------------------------------------------------------------
 
-def mpiexec_is_open_mpi(mpiexec):
-    try:
-        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
-        return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
 
 def build_command(case, mpiexec, dreduce, launcher_flags):
     cmd = [mpiexec] + launcher_flags
@@ -713,7 +708,7 @@ def main():
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    launcher_flags = ["--oversubscribe"] if mpiexec_is_open_mpi(a.mpiexec) else []
+    launcher_flags = ["--oversubscribe"] if is_open_mpi(a.mpiexec) else []
     dreduce = os.path.abspath(a.dreduce)
 
     passed = failed = 0
