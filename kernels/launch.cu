@@ -2,9 +2,10 @@
 #include "common.cuh"
 #include "internal.h"
 
-extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n)
+extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes)
 {
     if (kernel != DR_KERNEL_MULTIPASS) return 256;
+    if (element_bytes > 0 && n >= DR_GPU_BULK_FROM_BYTES / element_bytes) return 256;
     return n < ((size_t)1 << 21) ? 256 : n < ((size_t)1 << 24) ? 512 : 1024;
 }
 

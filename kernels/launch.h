@@ -16,6 +16,12 @@
 extern "C" {
 #endif
 
+/* multipass's bulk-copy path (kernels/multipass.cu) takes inputs of DR_GPU_BULK_FROM_BYTES or more on Hopper (about
+ * 2x the L2: below that the register loop starts reading sooner and is as fast), and moves them in chunks of
+ * DR_GPU_BULK_CHUNK_BYTES. */
+#define DR_GPU_BULK_FROM_BYTES ((size_t)128 << 20)
+#define DR_GPU_BULK_CHUNK_BYTES 32768
+
 /* Most kernel passes one reduction can take (a teaching level with 32-thread blocks on 2^40 elements needs 7). */
 #define DR_GPU_MAX_PASSES 12
 
@@ -32,6 +38,8 @@ typedef struct {
     void *d_work;       /* plan.work_bytes bytes, 256-byte aligned, zero-filled before its first use with a plan
                            (the kernels leave it so after each complete reduction); reused across calls */
     void *d_result;     /* one accumulator value (dr_acc_kind_size(acc) bytes): device or mapped host memory */
+    size_t bulk_from_bytes; /* multipass: inputs of at least this many bytes take the bulk-copy kernel on Hopper;
+                               0 = DR_GPU_BULK_FROM_BYTES. Tests set it low to reach that path with small inputs. */
 } dr_gpu_reduce_t;
 
 /* The passes a reduction will launch: pass i runs grid[i] blocks of r->block threads. */
@@ -41,15 +49,17 @@ typedef struct {
     size_t work_bytes;    /* workspace needed */
     uint64_t serial_depth; /* most roundings along any path from an input to the result (for float error bounds) */
     int cluster;           /* multipass: the grid is one thread-block cluster (small inputs on Hopper) */
+    int bulk;              /* multipass: the grid streams the input with bulk copies (large inputs on Hopper) */
 } dr_gpu_plan_t;
 
 /* The block size dreduce uses when none is given: 256 for the teaching levels (the tutorial's), and for
- * multipass by input size, from the H200 block sweep in docs/performance.md: 256 below 2^21 elements, 512 below
- * 2^24, 1024 from there (large inputs read fastest with 1024-thread blocks). */
-int dr_gpu_default_block(dr_kernel_t kernel, size_t n);
+ * multipass by input size, from the H200 block sweeps in docs/performance.md: 256 below 2^21 elements, 512 below
+ * 2^24, 1024 from there while the register loop reads (it reads fastest with 1024-thread blocks), and 256 again
+ * from DR_GPU_BULK_FROM_BYTES, where the bulk copies read and the threads only reduce shared memory. */
+int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes);
 
-/* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n). Synchronous; cheap after the first
- * call per device. Returns cudaErrorInvalidValue for a shape no kernel supports. */
+/* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n, bulk_from_bytes). Synchronous; cheap
+ * after the first call per device. Returns cudaErrorInvalidValue for a shape no kernel supports. */
 cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan);
 
 /* Launch every pass of `plan` on stream s. If pass_events is not NULL it must hold plan->passes + 1 events:

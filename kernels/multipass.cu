@@ -11,6 +11,13 @@
  * of 2 rounds each) and the GPU is a Hopper, they run as one thread-block cluster and meet in distributed shared
  * memory instead (multipass_cluster_kernel).
  *
+ * Large inputs on Hopper (from DR_GPU_BULK_FROM_BYTES, about twice the L2) stream through the copy engine of each SM
+ * instead of through registers (multipass_bulk_kernel): one thread per block issues bulk copies (cp.async.bulk,
+ * the TMA's 1-D form) of 32 KiB chunks into a ring of shared-memory stages, and the block reduces each stage from
+ * shared memory while the next copies are in flight. The memory system then sees a few large requests per SM instead
+ * of thousands of 16-byte loads, which reads about 1.5% faster on an H200 (95.6% of its 4.8 TB/s at 2^31 elements,
+ * against 94.4% for the register loop and CUB; docs/performance.md, bench/variants.cu).
+ *
  * Over the teaching levels (kernels/level_*.cu) it fixes what costs bandwidth: one pass over the data with no
  * shared-memory tree per element, wide loads, enough bytes in flight per SM, and no launch per 2*block elements.
  * Workspace: the done-counter (zero before first use; the last block returns it to zero) and one partial per
@@ -27,6 +34,12 @@ constexpr int kUnroll = 4;            /* vector loads in flight per thread */
 constexpr size_t kPartialsOffset = 256; /* workspace: the done-counter, then the partials */
 constexpr size_t kClusterMax = 8;       /* blocks in one cluster (the portable maximum) */
 constexpr size_t kClusterRounds = 2;    /* use a cluster while kClusterMax blocks need at most this many rounds */
+/* The bulk path (from DR_GPU_BULK_FROM_BYTES). 128 KiB in flight per SM (2 blocks x 2 stages x 32 KiB) was the
+ * fastest of the shapes tried on the H200 (bench/variants.cu: 8-32 KiB stages, 2-8 stages, 1-3 blocks per SM). */
+constexpr unsigned kBulkStageBytes = DR_GPU_BULK_CHUNK_BYTES; /* one bulk copy */
+constexpr int kBulkStages = 2;                                /* copies in flight per block */
+constexpr int kBulkBlocksPerSm = 2;                           /* at most; fewer if the occupancy API says so */
+
 namespace cg = cooperative_groups;
 
 template <class In, class Acc, class Op>
@@ -40,22 +53,33 @@ __device__ __forceinline__ Acc combine_vector(Acc acc, const uint4 &v)
     return acc;
 }
 
-/* This thread's share of the grid-stride walk over g_in[0..n): head, 16-byte vectors (kUnroll in flight), tail. */
-template <class In, class Acc, class Op> __device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n)
+/* Where g_in's 16-byte vectors are: `head` elements before the first 16-byte boundary, then `nvec` whole vectors. */
+template <class In> struct vector_split {
+    size_t head, nvec;
+    __device__ __forceinline__ vector_split(const In *g_in, size_t n)
+    {
+        head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
+        if (head > n) head = n;
+        nvec = (n - head) / (16 / sizeof(In));
+    }
+};
+
+/* This thread's share of the grid-stride walk over g_in[0..n), leaving out the first `skip_vec` vectors (the bulk
+ * kernel's): head, 16-byte vectors (kUnroll in flight), tail. */
+template <class In, class Acc, class Op>
+__device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n, size_t skip_vec, Acc acc)
 {
     constexpr size_t kVec = 16 / sizeof(In);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
-    Acc acc = dr_identity<Op, Acc>();
+    const vector_split<In> split(g_in, n);
 
     /* Head: elements before the first 16-byte boundary (fewer than kVec <= 32 <= nthreads). */
-    size_t head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
-    if (head > n) head = n;
-    if (tid < head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
+    if (tid < split.head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
 
-    const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
-    const size_t nvec = (n - head) / kVec;
-    size_t i = tid;
+    const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + split.head);
+    const size_t nvec = split.nvec;
+    size_t i = skip_vec + tid;
     for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
         uint4 v[kUnroll];
 #pragma unroll
@@ -66,24 +90,22 @@ template <class In, class Acc, class Op> __device__ __forceinline__ Acc accumula
     for (; i < nvec; i += nthreads) acc = combine_vector<In, Acc, Op>(acc, __ldg(g_vec + i));
 
     /* Tail: fewer than kVec elements after the last whole vector. */
-    const size_t t = head + nvec * kVec + tid;
+    const size_t t = split.head + nvec * kVec + tid;
     if (t < n) acc = Op::combine(acc, dr_widen<Acc>(g_in[t]));
     return acc;
 }
 
-template <class In, class Acc, class Op>
-__global__ void __launch_bounds__(1024)
-    multipass_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result)
+/* Every block's end: reduce the block, then pass 2 in whichever block finishes last (or, for a grid of one block,
+ * write the result directly). The counter's release/acquire orders each block's partial before its count and the
+ * counts before the last block's reads (no separate fences: each costs an L2 round trip). */
+template <class Acc, class Op>
+__device__ __forceinline__ void finish(Acc acc, Acc *g_partials, unsigned int *g_done, Acc *g_result)
 {
-    Acc acc = accumulate<In, Acc, Op>(g_in, n);
     acc = dr_block_reduce<Op>(acc);
     if (gridDim.x == 1) {
         if (threadIdx.x == 0) *g_result = acc;
         return;
     }
-
-    /* Pass 2, in whichever block finishes last. The counter's release/acquire orders each block's partial before
-     * its count and the counts before the last block's reads (no separate fences: each costs an L2 round trip). */
     __shared__ bool s_last;
     if (threadIdx.x == 0) {
         g_partials[blockIdx.x] = acc;
@@ -100,6 +122,76 @@ __global__ void __launch_bounds__(1024)
     if (threadIdx.x == 0) *g_result = v;
 }
 
+template <class In, class Acc, class Op>
+__global__ void __launch_bounds__(1024)
+    multipass_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result)
+{
+    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>()), g_partials, g_done, g_result);
+}
+
+/* Large inputs on Hopper: chunk c (kBulkStageBytes of whole vectors) belongs to block c % gridDim.x, so each block's
+ * chunks and each thread's positions in them are fixed by the grid (deterministic results). Thread 0 keeps
+ * kBulkStages bulk copies in flight, each completing on its stage's mbarrier (transaction count = bytes); every
+ * thread waits on the mbarrier, reduces its vectors of the stage, and the block's barrier then frees the stage for
+ * the next copy. What does not fill a whole chunk (the last vectors, the head and tail elements) goes through the
+ * register walk. */
+template <class In, class Acc, class Op>
+__global__ void __launch_bounds__(1024)
+    multipass_bulk_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result)
+{
+    Acc acc = dr_identity<Op, Acc>();
+    size_t bulk_vec = 0; /* vectors the bulk copies cover */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    extern __shared__ __align__(128) unsigned char s_stage[]; /* kBulkStages x kBulkStageBytes */
+    __shared__ __align__(8) uint64_t s_full[kBulkStages];
+    const vector_split<In> split(g_in, n);
+    const size_t nchunks = split.nvec * 16 / kBulkStageBytes;
+    bulk_vec = nchunks * (kBulkStageBytes / 16);
+    const char *src = reinterpret_cast<const char *>(g_in + split.head);
+    const unsigned stage0 = (unsigned)__cvta_generic_to_shared(s_stage);
+    const unsigned full0 = (unsigned)__cvta_generic_to_shared(s_full);
+    auto issue = [&](size_t chunk, int stage) { /* thread 0 only */
+        const unsigned bar = full0 + 8u * stage;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kBulkStageBytes)
+                     : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         stage0 + stage * kBulkStageBytes),
+                     "l"(src + chunk * kBulkStageBytes), "r"(kBulkStageBytes), "r"(bar)
+                     : "memory");
+    };
+    if (threadIdx.x == 0) {
+        for (int stage = 0; stage < kBulkStages; ++stage)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full0 + 8u * stage));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); /* visible to the copy engine */
+        for (int stage = 0; stage < kBulkStages; ++stage) {
+            const size_t chunk = blockIdx.x + (size_t)stage * gridDim.x;
+            if (chunk < nchunks) issue(chunk, stage);
+        }
+    }
+    __syncthreads(); /* the mbarriers are initialised before anyone waits on them */
+    unsigned parity = 0;
+    int stage = 0;
+    for (size_t chunk = blockIdx.x; chunk < nchunks; chunk += gridDim.x) {
+        const unsigned bar = full0 + 8u * stage;
+        unsigned ready = 0;
+        while (!ready)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(ready)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
+        const uint4 *v = reinterpret_cast<const uint4 *>(s_stage + stage * kBulkStageBytes);
+#pragma unroll 8
+        for (unsigned k = threadIdx.x; k < kBulkStageBytes / 16; k += blockDim.x)
+            acc = combine_vector<In, Acc, Op>(acc, v[k]);
+        __syncthreads(); /* every thread is done with this stage before the copy engine refills it */
+        const size_t next = chunk + (size_t)kBulkStages * gridDim.x;
+        if (threadIdx.x == 0 && next < nchunks) issue(next, stage);
+        if (++stage == kBulkStages) stage = 0, parity ^= 1;
+    }
+#endif /* never launched below sm_90: plan_multipass checks; there everything takes the register walk */
+    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, bulk_vec, acc), g_partials, g_done, g_result);
+}
+
 /* Small inputs on Hopper: the grid is one thread-block cluster (at most kClusterMax blocks). The blocks meet at the
  * cluster barrier and block 0 reads the others' partials straight from their shared memory (distributed shared
  * memory): no global partials, no atomic, no L2 round trips, which is most of the time of a small reduction. */
@@ -107,7 +199,7 @@ template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(1024) multipass_cluster_kernel(const In *__restrict__ g_in, size_t n, Acc *g_result)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    Acc acc = accumulate<In, Acc, Op>(g_in, n);
+    Acc acc = accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>());
     acc = dr_block_reduce<Op>(acc);
     __shared__ Acc s_partial;
     if (threadIdx.x == 0) s_partial = acc;
@@ -125,31 +217,6 @@ __global__ void __launch_bounds__(1024) multipass_cluster_kernel(const In *__res
 #endif
 }
 
-/* Blocks of `block` threads that fill `device` once with this kernel; cached per (kernel, device, block). */
-template <class In, class Acc, class Op> cudaError_t resident_blocks(int device, int block, size_t *out)
-{
-    static int cached[64][11]; /* [device][log2(block)] */
-    int lg = 0;
-    while ((1 << lg) < block) ++lg;
-    if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
-    if (cached[device][lg] == 0) {
-        int sms = 0, per_sm = 0, current = 0;
-        cudaError_t err = cudaGetDevice(&current);
-        if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
-        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-        if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, multipass_kernel<In, Acc, Op>, block, 0);
-        if (current != device) {
-            cudaError_t back = cudaSetDevice(current);
-            if (err == cudaSuccess) err = back;
-        }
-        if (err != cudaSuccess) return err;
-        cached[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
-    }
-    *out = (size_t)cached[device][lg];
-    return cudaSuccess;
-}
-
 size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 uint64_t log2_ceil(uint64_t x)
@@ -159,9 +226,52 @@ uint64_t log2_ceil(uint64_t x)
     return lg;
 }
 
-/* Whether `device` runs this row's cluster kernel: cluster launch support (compute capability 9.0+) and sm_90 code
- * in this binary. Cached per device. */
-template <class In, class Acc, class Op> cudaError_t cluster_capable(int device, int *ok)
+/* Blocks of `block` threads of `kernel` (with `smem` bytes of dynamic shared memory, at most `max_per_sm` per SM)
+ * that fill `device` once. `cache` is the kernel's own table, [device][log2(block)]. */
+cudaError_t fill_grid(const void *kernel, size_t smem, int max_per_sm, int device, int block, int (*cache)[11],
+                      size_t *out)
+{
+    int lg = 0;
+    while ((1 << lg) < block) ++lg;
+    if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
+    if (cache[device][lg] == 0) {
+        int sms = 0, per_sm = 0, current = 0;
+        cudaError_t err = cudaGetDevice(&current);
+        if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
+        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+        if (err == cudaSuccess && smem > 48 * 1024) /* past the default limit: opt in (per device) */
+            err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+        if (current != device) {
+            cudaError_t back = cudaSetDevice(current);
+            if (err == cudaSuccess) err = back;
+        }
+        if (err != cudaSuccess) return err;
+        if (per_sm > max_per_sm) per_sm = max_per_sm;
+        cache[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
+    }
+    *out = (size_t)cache[device][lg];
+    return cudaSuccess;
+}
+
+/* The register kernel's full grid, cached per (row, device, block). */
+template <class In, class Acc, class Op> cudaError_t resident_blocks(int device, int block, size_t *out)
+{
+    static int cached[64][11];
+    return fill_grid((const void *)multipass_kernel<In, Acc, Op>, 0, 1 << 30, device, block, cached, out);
+}
+
+/* The bulk kernel's: its stages in dynamic shared memory, kBulkBlocksPerSm at most. */
+template <class In, class Acc, class Op> cudaError_t bulk_resident_blocks(int device, int block, size_t *out)
+{
+    static int cached[64][11];
+    return fill_grid((const void *)multipass_bulk_kernel<In, Acc, Op>, (size_t)kBulkStages * kBulkStageBytes,
+                     kBulkBlocksPerSm, device, block, cached, out);
+}
+
+/* Whether `device` runs this row's Hopper kernels (the cluster kernel, the bulk copies): compute capability 9.0+
+ * (cluster launch support) and sm_90 code in this binary. Cached per device. */
+template <class In, class Acc, class Op> cudaError_t hopper_capable(int device, int *ok)
 {
     static int cached[64]; /* 0 unknown, 1 yes, 2 no */
     if (device < 0 || device >= 64) return cudaErrorInvalidValue;
@@ -177,18 +287,50 @@ template <class In, class Acc, class Op> cudaError_t cluster_capable(int device,
     return cudaSuccess;
 }
 
-template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
+/* The bulk plan: one block per kBulkStageBytes of input up to a full grid. */
+template <class In, class Acc, class Op> cudaError_t plan_bulk(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
 {
     size_t resident = 0;
-    cudaError_t err = resident_blocks<In, Acc, Op>(r->device, r->block, &resident);
+    cudaError_t err = bulk_resident_blocks<In, Acc, Op>(r->device, r->block, &resident);
     if (err != cudaSuccess) return err;
+    const size_t bytes = r->n * sizeof(In), kVec = 16 / sizeof(In);
+    size_t grid = ceil_div(bytes, kBulkStageBytes);
+    if (grid > resident) grid = resident;
+    if (grid < 1) grid = 1;
+    p->passes = 1;
+    p->grid[0] = grid;
+    p->cluster = 0;
+    p->bulk = 1;
+    p->work_bytes = kPartialsOffset + align256(grid * sizeof(Acc));
+    /* Per thread: its vectors of its block's chunks, then the register walk over what no chunk covers (fewer
+     * vectors than one chunk, plus head and tail), then the block tree; pass 2 over the grid. An upper bound. */
+    const size_t chunks = bytes / kBulkStageBytes, rest = kBulkStageBytes / 16 + 1;
+    const uint64_t lg_block = log2_ceil((uint64_t)r->block);
+    p->serial_depth = ceil_div(chunks, grid) * ceil_div(kBulkStageBytes / 16, (size_t)r->block) * kVec +
+                      ceil_div(rest, grid * (size_t)r->block) * kVec + 2 + lg_block + 1;
+    if (grid > 1) p->serial_depth += ceil_div(grid, (size_t)r->block) + lg_block + 1;
+    return cudaSuccess;
+}
+
+template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
+{
+    cudaError_t err = cudaSuccess;
+    const size_t bulk_from = r->bulk_from_bytes ? r->bulk_from_bytes : DR_GPU_BULK_FROM_BYTES;
+    if (r->n * sizeof(In) >= bulk_from) {
+        int hopper = 0;
+        if ((err = hopper_capable<In, Acc, Op>(r->device, &hopper)) != cudaSuccess) return err;
+        if (hopper) return plan_bulk<In, Acc, Op>(r, p);
+    }
+    size_t resident = 0;
+    if ((err = resident_blocks<In, Acc, Op>(r->device, r->block, &resident)) != cudaSuccess) return err;
     /* Each thread should get at least one full round of kUnroll vectors before another block is worth it. */
     const size_t per_block = (size_t)r->block * kUnroll * (16 / sizeof(In));
     size_t grid = ceil_div(r->n, per_block);
     p->cluster = 0;
+    p->bulk = 0;
     if (grid > 1 && grid <= kClusterMax * kClusterRounds) {
         int cluster_ok = 0;
-        if ((err = cluster_capable<In, Acc, Op>(r->device, &cluster_ok)) != cudaSuccess) return err;
+        if ((err = hopper_capable<In, Acc, Op>(r->device, &cluster_ok)) != cudaSuccess) return err;
         if (cluster_ok) {
             p->cluster = 1;
             if (grid > kClusterMax) grid = kClusterMax;
@@ -227,6 +369,10 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
         cfg.attrs = attr;
         cfg.numAttrs = 1;
         err = cudaLaunchKernelEx(&cfg, multipass_cluster_kernel<In, Acc, Op>, in, r->n, result);
+    } else if (p->bulk) {
+        const size_t smem = (size_t)kBulkStages * kBulkStageBytes;
+        multipass_bulk_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, smem, s>>>(
+            in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result);
     } else {
         multipass_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, 0, s>>>(
             in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result);

@@ -55,7 +55,7 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
         dr_error("%llu elements do not fit in this process's address space", (unsigned long long)n);
         return DR_ERR_USAGE;
     }
-    if (block == 0) block = dr_gpu_default_block(kernel, (size_t)n);
+    if (block == 0) block = dr_gpu_default_block(kernel, (size_t)n, dr_dtype_size(dtype));
     dr_gpu_reduce_t *r = &g->req;
     const int same = g->planned && r->kernel == kernel && r->block == block && r->dtype == dtype && r->op == op &&
                      r->acc == acc && r->n == (size_t)n;

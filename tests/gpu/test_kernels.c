@@ -2,20 +2,24 @@
  * misaligned starts, on the GPU, against the host reference (src/reference.c). Also: the input is never modified,
  * the poisoned result is always overwritten, and repeated runs give the same bits.
  *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat)
+ * "multipass-bulk" is multipass's bulk-copy path (large inputs on Hopper) forced at every size with
+ * bulk_from_bytes = 1, so its boundaries are reachable with small inputs; it runs wherever multipass does.
  *   test_kernels --large        multipass past 2^32 elements (int32, n = 2^32 + 5: 17 GiB of device memory)
- *   test_kernels --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...]
+ *   test_kernels --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] [--kernel NAME]
  *                               the compute-sanitizer driver (tests/gpu/sanitize.sh): every level x every row (or,
  *                               with --subset, 12 rows covering every type, op and accumulator; --rest, the other
  *                               38; --shard K/N, every N-th of those from the K-th) at the sizes and starts where
  *                               each kernel changes behaviour, computed from dr_gpu_plan; each input, workspace and
  *                               result is its own allocation of exactly the size the contract names, so an access
- *                               one element past any of them is out of bounds (see boundary())
+ *                               one element past any of them is out of bounds (see boundary()); --kernel runs
+ *                               one kernel (a level's name, multipass or multipass-bulk) instead of all
  *   test_kernels --plant short-result | unzeroed-work
  *                               one multipass reduction that breaks launch.h's contract on purpose (a result buffer
  *                               one byte short; a workspace never zeroed), to show that memcheck and initcheck
  *                               report it (sanitize.sh --expect-errors)
  *   test_kernels --determinism [--reps R]
- *                               multipass, every row, on the cluster, last-block-done and grid-stride-wrap paths:
+ *                               multipass, every row, on the cluster, last-block-done, grid-stride-wrap and bulk
+ *                               paths:
  *                               R runs (default 100) of the same input, reusing the workspace as dreduce does, must
  *                               give the same bits
  * Exits 77 (skipped) when no GPU is visible. */
@@ -56,6 +60,21 @@ static const row_t rows[] = {
 #undef X
 };
 
+/* The bulk-copy path of multipass as a kernel of its own here: multipass with bulk_from_bytes = 1. */
+#define KERNEL_BULK ((dr_kernel_t)(DR_KERNEL_MULTIPASS + 100))
+
+static int is_multipass(dr_kernel_t k) { return k == DR_KERNEL_MULTIPASS || k == KERNEL_BULK; }
+static const char *kernel_name(dr_kernel_t k) { return k == KERNEL_BULK ? "multipass-bulk" : dr_kernel_name(k); }
+
+static dr_gpu_reduce_t request(dr_kernel_t kernel, const row_t *row, int block, const void *d_in, size_t n,
+                               void *d_result)
+{
+    dr_gpu_reduce_t r = {kernel == KERNEL_BULK ? DR_KERNEL_MULTIPASS : kernel,
+                         row->dtype, row->op, row->acc, block, 0, d_in, n, NULL, d_result,
+                         kernel == KERNEL_BULK ? 1 : 0};
+    return r;
+}
+
 static uint64_t splitmix(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -84,7 +103,7 @@ static void ensure_work(bufs_t *b, size_t bytes)
 static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, const void *d_in, size_t n,
                     const dr_reference_t *ref, dr_value_t *out, const char *what)
 {
-    dr_gpu_reduce_t r = {kernel, row->dtype, row->op, row->acc, block, 0, d_in, n, NULL, b->d_result};
+    dr_gpu_reduce_t r = request(kernel, row, block, d_in, n, b->d_result);
     dr_gpu_plan_t plan;
     ++cases;
     cudaError_t e = dr_gpu_plan(&r, &plan);
@@ -120,7 +139,7 @@ static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, 
 static int matrix(uint64_t seed)
 {
     const dr_kernel_t kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM, DR_KERNEL_SMEM2,
-                                   DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS};
+                                   DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS, KERNEL_BULK};
     const int blocks[] = {32, 128, 256, 1024};
     uint64_t rng = seed;
     size_t sizes[32];
@@ -159,12 +178,12 @@ static int matrix(uint64_t seed)
                 dr_reference_compute(&g, row->acc, first, n, b.threads, &ref);
                 for (size_t ki = 0; ki < sizeof kernels / sizeof kernels[0]; ++ki) {
                     /* Misaligned starts matter to the vector loads of multipass; the levels see offset 1 too. */
-                    if (off == 3 && kernels[ki] != DR_KERNEL_MULTIPASS) continue;
+                    if (off == 3 && !is_multipass(kernels[ki])) continue;
                     for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi) {
                         char what[160];
                         dr_value_t out;
                         snprintf(what, sizeof what, "%s %s %s->%s n=%zu block=%d offset=%d",
-                                 dr_kernel_name(kernels[ki]), dr_op_name(row->op), dr_dtype_name(row->dtype),
+                                 kernel_name(kernels[ki]), dr_op_name(row->op), dr_dtype_name(row->dtype),
                                  dr_acc_kind_name(row->acc), n, blocks[bi], off);
                         run_case(&b, row, kernels[ki], blocks[bi], d_in, n, &ref, &out, what);
                     }
@@ -185,16 +204,19 @@ static int matrix(uint64_t seed)
             CUDA_OR_DIE(dr_gpu_generate(&g, 0, b.d_base, n, 0));
             dr_reference_t ref;
             dr_reference_compute(&g, row->acc, 0, n, b.threads, &ref);
-            dr_value_t v0, v;
-            run_case(&b, row, DR_KERNEL_MULTIPASS, 256, b.d_base, n, &ref, &v0, "determinism first run");
-            for (int rep = 0; rep < 20; ++rep) {
-                run_case(&b, row, DR_KERNEL_MULTIPASS, 256, b.d_base, n, &ref, &v, "determinism repeat");
-                ++cases;
-                if (memcmp(&v, &v0, dr_acc_kind_size(row->acc)) != 0) {
-                    ++failures;
-                    printf("FAIL multipass %s %s: repeat %d gave different bits\n", dr_dtype_name(row->dtype),
-                           dr_op_name(row->op), rep);
-                    break;
+            const dr_kernel_t paths[] = {DR_KERNEL_MULTIPASS, KERNEL_BULK};
+            for (int pi = 0; pi < 2; ++pi) {
+                dr_value_t v0, v;
+                run_case(&b, row, paths[pi], 256, b.d_base, n, &ref, &v0, "determinism first run");
+                for (int rep = 0; rep < 20; ++rep) {
+                    run_case(&b, row, paths[pi], 256, b.d_base, n, &ref, &v, "determinism repeat");
+                    ++cases;
+                    if (memcmp(&v, &v0, dr_acc_kind_size(row->acc)) != 0) {
+                        ++failures;
+                        printf("FAIL %s %s %s: repeat %d gave different bits\n", kernel_name(paths[pi]),
+                               dr_dtype_name(row->dtype), dr_op_name(row->op), rep);
+                        break;
+                    }
                 }
             }
         }
@@ -270,7 +292,8 @@ static int large(uint64_t seed)
  * ------------------------------------------------------------------------------------------------------------- */
 
 static const dr_kernel_t all_kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM, DR_KERNEL_SMEM2,
-                                          DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS};
+                                          DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS,
+                                          KERNEL_BULK};
 #define NKERNELS (sizeof all_kernels / sizeof all_kernels[0])
 
 /* Racecheck's representative subset: 12 rows that between them take every input type, every op and every
@@ -283,9 +306,20 @@ static const row_t subset_rows[] = {
 };
 
 /* Multipass's launch shapes, counted over the cases run (kernels/multipass.cu). */
-enum { PATH_ONE_BLOCK, PATH_CLUSTER, PATH_LAST_BLOCK, PATH_COUNT };
-static const char *const path_names[PATH_COUNT] = {"one block", "cluster", "last-block-done"};
+enum { PATH_ONE_BLOCK, PATH_CLUSTER, PATH_LAST_BLOCK, PATH_BULK, PATH_COUNT };
+static const char *const path_names[PATH_COUNT] = {"one block", "cluster", "last-block-done", "bulk"};
 static long long path_cases[PATH_COUNT];
+
+static int path_of(const dr_gpu_plan_t *p)
+{
+    return p->bulk ? PATH_BULK : p->grid[0] == 1 ? PATH_ONE_BLOCK : p->cluster ? PATH_CLUSTER : PATH_LAST_BLOCK;
+}
+
+/* Whether the shapes run include every launch shape this GPU has (cluster and bulk: Hopper only). */
+static int every_path_ran(int hopper)
+{
+    return path_cases[PATH_LAST_BLOCK] && (!hopper || (path_cases[PATH_CLUSTER] && path_cases[PATH_BULK]));
+}
 
 static double seconds_now(void)
 {
@@ -296,7 +330,7 @@ static double seconds_now(void)
 
 static dr_gpu_plan_t plan_of(const row_t *row, dr_kernel_t kernel, int block, size_t n)
 {
-    dr_gpu_reduce_t r = {kernel, row->dtype, row->op, row->acc, block, 0, NULL, n, NULL, NULL};
+    dr_gpu_reduce_t r = request(kernel, row, block, NULL, n, NULL);
     dr_gpu_plan_t p;
     CUDA_OR_DIE(dr_gpu_plan(&r, &p));
     return p;
@@ -315,7 +349,7 @@ static shape_t shape_of(const row_t *row, dr_kernel_t kernel, int block)
     /* 64 * block elements take 64 / loads blocks (levels: 1 or 2 loads per thread) or 16 / vector-width blocks
      * (multipass: 2 to 8, below the cluster cap and any resident count): exact either way. */
     s.per_block = (size_t)block * 64 / plan_of(row, kernel, block, (size_t)block * 64).grid[0];
-    s.resident = kernel == DR_KERNEL_MULTIPASS ? plan_of(row, kernel, block, (size_t)1 << 40).grid[0] : 0;
+    s.resident = is_multipass(kernel) ? plan_of(row, kernel, block, (size_t)1 << 40).grid[0] : 0;
     return s;
 }
 
@@ -359,6 +393,15 @@ static int boundary_sizes(const row_t *row, dr_kernel_t kernel, int block, size_
     /* Empty, one element, a warp, a block, a block's slice (one grid block to two), two slices and one more. */
     const size_t common[] = {0, 1, 2, 31, 32, 33, b - 1, b, b + 1, pb - 1, pb, pb + 1, 2 * pb + 1};
     for (size_t i = 0; i < sizeof common / sizeof common[0]; ++i) out[m++] = common[i];
+    if (kernel == KERNEL_BULK) {
+        /* Chunks of DR_GPU_BULK_CHUNK_BYTES (c elements), block k taking chunks k, k + G, k + 2G, ... of a full
+         * grid of G blocks, through kBulkStages = 2 stages (the third chunk of a block reuses stage 0). */
+        const size_t c = DR_GPU_BULK_CHUNK_BYTES / dr_dtype_size(row->dtype), g = s.resident;
+        const size_t bulk[] = {1, vec + 1, c - 1, c, c + 1, 2 * c + vec + 1, g * c - 1, g * c + 1, 2 * g * c + c + 1};
+        m = 0;
+        for (size_t i = 0; i < sizeof bulk / sizeof bulk[0]; ++i) out[m++] = bulk[i];
+        return m;
+    }
     if (kernel != DR_KERNEL_MULTIPASS) {
         if (pb * pb + 1 <= ((size_t)1 << 18)) { /* a third pass (blocks of 32 and 64 threads) */
             out[m++] = pb * pb;
@@ -387,7 +430,7 @@ static int boundary_sizes(const row_t *row, dr_kernel_t kernel, int block, size_
 static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void *d_in, size_t n, void *d_result,
                      const dr_reference_t *ref, const char *what)
 {
-    dr_gpu_reduce_t r = {kernel, row->dtype, row->op, row->acc, block, 0, d_in, n, NULL, d_result};
+    dr_gpu_reduce_t r = request(kernel, row, block, d_in, n, d_result);
     dr_gpu_plan_t plan;
     ++cases;
     cudaError_t e = dr_gpu_plan(&r, &plan);
@@ -396,12 +439,11 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
         printf("FAIL %s: plan: %s\n", what, cudaGetErrorString(e));
         return 0;
     }
-    if (kernel == DR_KERNEL_MULTIPASS)
-        ++path_cases[plan.grid[0] == 1 ? PATH_ONE_BLOCK : plan.cluster ? PATH_CLUSTER : PATH_LAST_BLOCK];
+    if (is_multipass(kernel)) ++path_cases[path_of(&plan)];
     CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));
     CUDA_OR_DIE(cudaMemset(r.d_work, 0, plan.work_bytes));
     const size_t asize = dr_acc_kind_size(row->acc);
-    const int runs = kernel == DR_KERNEL_MULTIPASS ? 2 : 1;
+    const int runs = is_multipass(kernel) ? 2 : 1;
     dr_value_t out[2];
     for (int i = 0; i < runs; ++i) {
         CUDA_OR_DIE(cudaMemset(d_result, 0xA5, asize)); /* poison */
@@ -452,7 +494,10 @@ static int in_subset(const row_t *r)
 }
 
 /* which: 0 every row, 1 the subset, 2 the rest; then every shards-th of those, from the shard-th. */
-static int boundary(uint64_t seed, int which, int shard, int shards, const int *blocks, int nblocks)
+/* only: run this kernel alone (NULL: all). The bulk path runs with the first and last block size only: its
+ * boundaries are chunks of the input, the same at every block size, and its sizes are the largest here. */
+static int boundary(uint64_t seed, int which, int shard, int shards, const int *blocks, int nblocks,
+                    const char *only)
 {
     row_t rs[sizeof rows / sizeof rows[0]];
     size_t nrows = 0, selected = 0;
@@ -464,8 +509,14 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
     double kernel_seconds[NKERNELS] = {0};
     uint64_t rng = seed;
     const double t0 = seconds_now();
-    printf("boundary: %zu rows x %zu kernels x %d block sizes, cluster launch %s\n", nrows, NKERNELS, nblocks,
-           cluster_ok ? "supported" : "not supported");
+    printf("boundary: %zu rows x %s x %d block sizes, cluster launch and bulk copies %s\n", nrows,
+           only ? only : "every kernel", nblocks, cluster_ok ? "supported" : "not supported");
+    int known = !only;
+    for (size_t ki = 0; ki < NKERNELS; ++ki) known |= only && strcmp(only, kernel_name(all_kernels[ki])) == 0;
+    if (!known) {
+        fprintf(stderr, "test_kernels: unknown kernel '%s'\n", only);
+        return 2;
+    }
     if (nrows == 0) {
         ++failures;
         printf("FAIL: no row selected\n");
@@ -475,11 +526,15 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
         const size_t esize = dr_dtype_size(row->dtype), vec = 16 / esize;
         const int row_failures = failures, row_cases = cases;
         const double row_t0 = seconds_now();
-        want_t want[NKERNELS * 8 * 32];
+        want_t want[NKERNELS * 8 * 40];
         size_t nwant = 0;
+        uint64_t multipass_pairs = 0; /* the (kernel, block) pairs that also run at the longest head */
         for (size_t ki = 0; ki < NKERNELS; ++ki)
             for (int bi = 0; bi < nblocks; ++bi) {
                 size_t sizes[40];
+                if (only && strcmp(only, kernel_name(all_kernels[ki])) != 0) continue;
+                if (all_kernels[ki] == KERNEL_BULK && bi != 0 && bi != nblocks - 1) continue;
+                if (is_multipass(all_kernels[ki])) multipass_pairs |= 1ull << (ki * (size_t)nblocks + (size_t)bi);
                 if (all_kernels[ki] == DR_KERNEL_MULTIPASS)
                     multipass_model_holds(row, blocks[bi], shape_of(row, DR_KERNEL_MULTIPASS, blocks[bi]),
                                           cluster_ok);
@@ -492,7 +547,6 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
                 }
             }
         qsort(want, nwant, sizeof want[0], want_cmp);
-        const uint64_t multipass_pairs = ((1ull << nblocks) - 1) << ((NKERNELS - 1) * (size_t)nblocks);
         const size_t offsets[] = {0, 1, vec - 1};
         void *d_result;
         CUDA_OR_DIE(cudaMalloc(&d_result, dr_acc_kind_size(row->acc)));
@@ -516,7 +570,7 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
                         if (!(pairs >> (ki * (size_t)nblocks + (size_t)bi) & 1)) continue;
                         char what[160];
                         snprintf(what, sizeof what, "%s %s %s->%s n=%zu block=%d offset=%zu",
-                                 dr_kernel_name(all_kernels[ki]), dr_op_name(row->op), dr_dtype_name(row->dtype),
+                                 kernel_name(all_kernels[ki]), dr_op_name(row->op), dr_dtype_name(row->dtype),
                                  dr_acc_kind_name(row->acc), n, blocks[bi], off);
                         const double k0 = seconds_now();
                         run_exact(row, all_kernels[ki], blocks[bi], d_in, n, d_result, &ref, what);
@@ -534,11 +588,14 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
     }
     printf("cases (seconds) by kernel:");
     for (size_t ki = 0; ki < NKERNELS; ++ki)
-        printf(" %s %lld (%.1f)", dr_kernel_name(all_kernels[ki]), kernel_cases[ki], kernel_seconds[ki]);
+        printf(" %s %lld (%.1f)", kernel_name(all_kernels[ki]), kernel_cases[ki], kernel_seconds[ki]);
     printf("\nmultipass cases by launch shape:");
     for (int p = 0; p < PATH_COUNT; ++p) printf(" %s %lld", path_names[p], path_cases[p]);
     printf("\n");
-    if (!path_cases[PATH_LAST_BLOCK] || (cluster_ok && !path_cases[PATH_CLUSTER])) {
+    const int register_paths = !only || strcmp(only, "multipass") == 0;
+    const int bulk_path = !only || strcmp(only, "multipass-bulk") == 0;
+    if ((register_paths && (!path_cases[PATH_LAST_BLOCK] || (cluster_ok && !path_cases[PATH_CLUSTER]))) ||
+        (bulk_path && cluster_ok && !path_cases[PATH_BULK])) {
         ++failures;
         printf("FAIL: not every multipass launch shape was run\n");
     }
@@ -560,24 +617,29 @@ static int determinism(uint64_t seed, int reps)
         const int row_failures = failures;
         void *d_result;
         CUDA_OR_DIE(cudaMalloc(&d_result, asize));
-        for (int bi = 0; bi < 2; ++bi) {
-            const shape_t s = shape_of(row, DR_KERNEL_MULTIPASS, blocks[bi]);
-            multipass_model_holds(row, blocks[bi], s, cluster_ok);
-            const size_t pb = s.per_block;
-            const size_t sizes[] = {5 * pb - 3, 12 * pb + 7, 16 * pb + 1, 3 * s.resident * pb + 12345};
-            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+        for (int bi = 0; bi < 4; ++bi) {
+            const dr_kernel_t kernel = bi < 2 ? DR_KERNEL_MULTIPASS : KERNEL_BULK;
+            const shape_t s = shape_of(row, DR_KERNEL_MULTIPASS, blocks[bi % 2]);
+            multipass_model_holds(row, blocks[bi % 2], s, cluster_ok);
+            const size_t pb = s.per_block, chunk = DR_GPU_BULK_CHUNK_BYTES / esize;
+            const size_t bulk_grid = plan_of(row, KERNEL_BULK, blocks[bi % 2], (size_t)1 << 40).grid[0];
+            /* Bulk: 5 chunks and a remainder; every block 3 chunks (stages reused) and a remainder. */
+            const size_t sizes[] = {kernel == KERNEL_BULK ? 5 * chunk + 3 : 5 * pb - 3,
+                                    kernel == KERNEL_BULK ? 3 * bulk_grid * chunk + 12345 : 12 * pb + 7, 16 * pb + 1,
+                                    3 * s.resident * pb + 12345};
+            const size_t nsizes = kernel == KERNEL_BULK ? 2 : 4;
+            for (size_t si = 0; si < nsizes; ++si) {
                 const size_t n = sizes[si], off = si % 2;
                 void *d_base;
                 CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize));
-                dr_gpu_reduce_t r = {DR_KERNEL_MULTIPASS, row->dtype, row->op, row->acc, blocks[bi], 0,
-                                     (char *)d_base + off * esize, n, NULL, d_result};
+                dr_gpu_reduce_t r = request(kernel, row, blocks[bi % 2], (char *)d_base + off * esize, n, d_result);
                 dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
                 CUDA_OR_DIE(dr_gpu_generate(&g, 0, (void *)r.d_in, n, 0));
                 dr_reference_t ref;
                 dr_reference_compute(&g, row->acc, 0, n, threads, &ref);
                 dr_gpu_plan_t plan;
                 CUDA_OR_DIE(dr_gpu_plan(&r, &plan));
-                ++path_cases[plan.grid[0] == 1 ? PATH_ONE_BLOCK : plan.cluster ? PATH_CLUSTER : PATH_LAST_BLOCK];
+                ++path_cases[path_of(&plan)];
                 CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));
                 CUDA_OR_DIE(cudaMemset(r.d_work, 0, plan.work_bytes));
                 dr_value_t first, v;
@@ -595,8 +657,8 @@ static int determinism(uint64_t seed, int reps)
                         dr_reference_check(&ref, &v, plan.serial_depth, &c);
                         if (!c.pass) {
                             ++failures;
-                            printf("FAIL multipass %s %s n=%zu block=%d: %s\n", dr_dtype_name(row->dtype),
-                                   dr_op_name(row->op), n, blocks[bi], c.detail);
+                            printf("FAIL %s %s %s n=%zu block=%d: %s\n", kernel_name(kernel),
+                                   dr_dtype_name(row->dtype), dr_op_name(row->op), n, blocks[bi % 2], c.detail);
                         }
                     } else if (memcmp(&v, &first, asize) != 0) {
                         char a[64], b[64];
@@ -605,7 +667,7 @@ static int determinism(uint64_t seed, int reps)
                         ++failures;
                         printf("FAIL multipass %s %s->%s n=%zu block=%d (%s): run %d gave %s, run 1 gave %s\n",
                                dr_dtype_name(row->dtype), dr_op_name(row->op), dr_acc_kind_name(row->acc), n,
-                               blocks[bi], plan.cluster ? "cluster" : "partials", rep + 1, b, a);
+                               blocks[bi % 2], path_names[path_of(&plan)], rep + 1, b, a);
                         break;
                     }
                 }
@@ -621,7 +683,7 @@ static int determinism(uint64_t seed, int reps)
     printf("%lld runs in %.1f s; inputs by launch shape:", runs, seconds_now() - t0);
     for (int p = 0; p < PATH_COUNT; ++p) printf(" %s %lld", path_names[p], path_cases[p]);
     printf("\n");
-    if (!path_cases[PATH_LAST_BLOCK] || (cluster_ok && !path_cases[PATH_CLUSTER])) {
+    if (!every_path_ran(cluster_ok)) {
         ++failures;
         printf("FAIL: not every multipass launch shape was run\n");
     }
@@ -636,7 +698,7 @@ static int plant(const char *what)
     const size_t n = 17 * shape_of(&row, DR_KERNEL_MULTIPASS, 256).per_block;
     const int short_result = strcmp(what, "short-result") == 0;
     if (!short_result && strcmp(what, "unzeroed-work") != 0) return 2;
-    dr_gpu_reduce_t r = {DR_KERNEL_MULTIPASS, row.dtype, row.op, row.acc, 256, 0, NULL, n, NULL, NULL};
+    dr_gpu_reduce_t r = request(DR_KERNEL_MULTIPASS, &row, 256, NULL, n, NULL);
     dr_gpu_plan_t plan;
     CUDA_OR_DIE(dr_gpu_plan(&r, &plan));
     void *d_in;
@@ -661,7 +723,8 @@ static int plant(const char *what)
 
 static void usage_exit(void)
 {
-    fprintf(stderr, "usage: test_kernels [--large | --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] | "
+    fprintf(stderr, "usage: test_kernels [--large | --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] "
+                    "[--kernel NAME] | "
                     "--determinism [--reps R] | --plant short-result|unzeroed-work]\n");
     exit(2);
 }
@@ -670,12 +733,13 @@ int main(int argc, char **argv)
 {
     enum { MATRIX, LARGE, BOUNDARY, DETERMINISM, PLANT } mode = MATRIX;
     int which = 0, shard = 0, shards = 1, reps = 100, blocks[8] = {32, 64, 256, 1024}, nblocks = 4;
-    const char *planted = NULL;
+    const char *planted = NULL, *only = NULL;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--large") == 0) mode = LARGE;
         else if (strcmp(argv[i], "--boundary") == 0) mode = BOUNDARY;
         else if (strcmp(argv[i], "--determinism") == 0) mode = DETERMINISM;
         else if (strcmp(argv[i], "--subset") == 0) which = 1;
+        else if (strcmp(argv[i], "--kernel") == 0 && i + 1 < argc) only = argv[++i];
         else if (strcmp(argv[i], "--rest") == 0) which = 2;
         else if (strcmp(argv[i], "--plant") == 0 && i + 1 < argc) {
             mode = PLANT;
@@ -715,7 +779,7 @@ int main(int argc, char **argv)
         return 0;
     }
     int rc = mode == LARGE         ? large(seed)
-             : mode == BOUNDARY    ? boundary(seed, which, shard, shards, blocks, nblocks)
+             : mode == BOUNDARY    ? boundary(seed, which, shard, shards, blocks, nblocks, only)
              : mode == DETERMINISM ? determinism(seed, reps)
                                    : matrix(seed);
     if (rc == SKIP) return SKIP;
