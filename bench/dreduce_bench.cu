@@ -856,7 +856,8 @@ dr_gpu_reduce_t make_request(const Ctx &c, const Inputs &in, dr_kernel_t kernel,
 OursResult run_ours(Ctx &c, const Inputs &in, dr_kernel_t kernel, int block, int warmup, int reps, Workspace &ws)
 {
     OursResult res;
-    if (block == 0) block = dr_gpu_default_block(kernel, in.n, dr_dtype_size(in.cs->dtype)); /* dreduce's own choice */
+    if (block == 0) /* dreduce's own choice */
+        block = dr_gpu_default_block(kernel, in.n, dr_dtype_size(in.cs->dtype), c.device);
     res.block = block;
     dr_gpu_reduce_t r = make_request(c, in, kernel, block);
     CK(dr_gpu_plan(&r, &res.plan));
@@ -1376,7 +1377,8 @@ int mode_small(const Options &o)
 
             Workspace ws;
             const int block = block_option ? block_option
-                                           : dr_gpu_default_block(DR_KERNEL_MULTIPASS, n, dr_dtype_size(cs->dtype));
+                                           : dr_gpu_default_block(DR_KERNEL_MULTIPASS, n, dr_dtype_size(cs->dtype),
+                                                                  c.device);
             dr_gpu_reduce_t r = make_request(c, in, DR_KERNEL_MULTIPASS, block);
             dr_gpu_plan_t plan;
             CK(dr_gpu_plan(&r, &plan));

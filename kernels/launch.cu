@@ -2,10 +2,14 @@
 #include "common.cuh"
 #include "internal.h"
 
-extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes)
+extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes, int device)
 {
     if (kernel != DR_KERNEL_MULTIPASS) return 256;
-    if (element_bytes > 0 && n >= DR_GPU_BULK_FROM_BYTES / element_bytes) return 256;
+    int hopper = 0;
+    if (element_bytes > 0 && n >= DR_GPU_BULK_FROM_BYTES / element_bytes) {
+        if (dr_gpu_hopper_paths(device, &hopper) != cudaSuccess) (void)cudaGetLastError(); /* then: not Hopper */
+        if (hopper) return 256;
+    }
     return n < ((size_t)1 << 21) ? 256 : n < ((size_t)1 << 24) ? 512 : 1024;
 }
 

@@ -52,11 +52,17 @@ typedef struct {
     int bulk;              /* multipass: the grid streams the input with bulk copies (large inputs on Hopper) */
 } dr_gpu_plan_t;
 
+/* Whether multipass takes its Hopper paths on `device` (a thread-block cluster for small inputs, bulk copies for
+ * large ones): compute capability 9.0 or later, and this binary's kernels compiled for sm_90 or later. Synchronous;
+ * cached per device. */
+cudaError_t dr_gpu_hopper_paths(int device, int *yes);
+
 /* The block size dreduce uses when none is given: 256 for the teaching levels (the tutorial's), and for
  * multipass by input size, from the H200 block sweeps in docs/performance.md: 256 below 2^21 elements, 512 below
  * 2^24, 1024 from there while the register loop reads (it reads fastest with 1024-thread blocks), and 256 again
- * from DR_GPU_BULK_FROM_BYTES, where the bulk copies read and the threads only reduce shared memory. */
-int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes);
+ * where `device` takes the bulk-copy path (DR_GPU_BULK_FROM_BYTES and up on a Hopper), whose threads only reduce
+ * shared memory. */
+int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes, int device);
 
 /* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n, bulk_from_bytes). Synchronous; cheap
  * after the first call per device. Returns cudaErrorInvalidValue for a shape no kernel supports. */

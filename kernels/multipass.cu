@@ -15,8 +15,9 @@
  * instead of through registers (multipass_bulk_kernel): one thread per block issues bulk copies (cp.async.bulk,
  * the TMA's 1-D form) of 32 KiB chunks into a ring of shared-memory stages, and the block reduces each stage from
  * shared memory while the next copies are in flight. The memory system then sees a few large requests per SM instead
- * of thousands of 16-byte loads, which reads about 1.5% faster on an H200 (95.6% of its 4.8 TB/s at 2^31 elements,
- * against 94.4% for the register loop and CUB; docs/performance.md, bench/variants.cu).
+ * of thousands of 16-byte loads, which read 1.2-1.6% faster than the register loop and about 1% faster than CUB at
+ * 2^31 elements on two of three H200s measured (95.6-98% of 4.8 TB/s; on the third, 0.8% slower than CUB's float
+ * kernels): docs/performance.md, bench/variants.cu.
  *
  * Over the teaching levels (kernels/level_*.cu) it fixes what costs bandwidth: one pass over the data with no
  * shared-memory tree per element, wide loads, enough bytes in flight per SM, and no launch per 2*block elements.
@@ -226,8 +227,24 @@ uint64_t log2_ceil(uint64_t x)
     return lg;
 }
 
+/* Run query() with `device` current, then make the caller's device current again. The first error. */
+template <class F> cudaError_t on_device(int device, F query)
+{
+    int current = 0;
+    cudaError_t err = cudaGetDevice(&current);
+    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
+    if (err == cudaSuccess) err = query();
+    if (current != device) {
+        cudaError_t back = cudaSetDevice(current);
+        if (err == cudaSuccess) err = back;
+    }
+    return err;
+}
+
 /* Blocks of `block` threads of `kernel` (with `smem` bytes of dynamic shared memory, at most `max_per_sm` per SM)
- * that fill `device` once. `cache` is the kernel's own table, [device][log2(block)]. */
+ * that fill `device` once. `cache` is the kernel's own table, [device][log2(block)]. The opt-in to more than 48 KiB
+ * of dynamic shared memory is made here, once per device: a cudaDeviceReset between planning and launching would
+ * undo it (and is not supported: it also frees every buffer of a plan). */
 cudaError_t fill_grid(const void *kernel, size_t smem, int max_per_sm, int device, int block, int (*cache)[11],
                       size_t *out)
 {
@@ -235,17 +252,14 @@ cudaError_t fill_grid(const void *kernel, size_t smem, int max_per_sm, int devic
     while ((1 << lg) < block) ++lg;
     if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
     if (cache[device][lg] == 0) {
-        int sms = 0, per_sm = 0, current = 0;
-        cudaError_t err = cudaGetDevice(&current);
-        if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
-        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-        if (err == cudaSuccess && smem > 48 * 1024) /* past the default limit: opt in (per device) */
-            err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (err == cudaSuccess) err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
-        if (current != device) {
-            cudaError_t back = cudaSetDevice(current);
-            if (err == cudaSuccess) err = back;
-        }
+        int sms = 0, per_sm = 0;
+        cudaError_t err = on_device(device, [&] {
+            cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+            if (e == cudaSuccess && smem > 48 * 1024) /* past the default limit: opt in */
+                e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+            return e;
+        });
         if (err != cudaSuccess) return err;
         if (per_sm > max_per_sm) per_sm = max_per_sm;
         cache[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
@@ -269,23 +283,8 @@ template <class In, class Acc, class Op> cudaError_t bulk_resident_blocks(int de
                      kBulkBlocksPerSm, device, block, cached, out);
 }
 
-/* Whether `device` runs this row's Hopper kernels (the cluster kernel, the bulk copies): compute capability 9.0+
- * (cluster launch support) and sm_90 code in this binary. Cached per device. */
-template <class In, class Acc, class Op> cudaError_t hopper_capable(int device, int *ok)
-{
-    static int cached[64]; /* 0 unknown, 1 yes, 2 no */
-    if (device < 0 || device >= 64) return cudaErrorInvalidValue;
-    if (cached[device] == 0) {
-        int launch = 0;
-        cudaFuncAttributes attr;
-        cudaError_t err = cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, device);
-        if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, multipass_cluster_kernel<In, Acc, Op>);
-        if (err != cudaSuccess) return err;
-        cached[device] = launch && attr.binaryVersion >= 90 ? 1 : 2;
-    }
-    *ok = cached[device] == 1;
-    return cudaSuccess;
-}
+/* Compiled like every kernel in this file: its attributes say which code of this file a device runs. */
+__global__ void arch_probe() {}
 
 /* The bulk plan: one block per kBulkStageBytes of input up to a full grid. */
 template <class In, class Acc, class Op> cudaError_t plan_bulk(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
@@ -318,7 +317,7 @@ template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu
     const size_t bulk_from = r->bulk_from_bytes ? r->bulk_from_bytes : DR_GPU_BULK_FROM_BYTES;
     if (r->n * sizeof(In) >= bulk_from) {
         int hopper = 0;
-        if ((err = hopper_capable<In, Acc, Op>(r->device, &hopper)) != cudaSuccess) return err;
+        if ((err = dr_gpu_hopper_paths(r->device, &hopper)) != cudaSuccess) return err;
         if (hopper) return plan_bulk<In, Acc, Op>(r, p);
     }
     size_t resident = 0;
@@ -330,7 +329,7 @@ template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu
     p->bulk = 0;
     if (grid > 1 && grid <= kClusterMax * kClusterRounds) {
         int cluster_ok = 0;
-        if ((err = hopper_capable<In, Acc, Op>(r->device, &cluster_ok)) != cudaSuccess) return err;
+        if ((err = dr_gpu_hopper_paths(r->device, &cluster_ok)) != cudaSuccess) return err;
         if (cluster_ok) {
             p->cluster = 1;
             if (grid > kClusterMax) grid = kClusterMax;
@@ -398,6 +397,27 @@ struct run_fn {
 } // namespace
 
 cudaError_t dr_gpu_multipass_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p) { return dr_dispatch(r, plan_fn{r, p}); }
+
+/* ptxVersion, not binaryVersion: a binary holding only older PTX, compiled by the driver for a Hopper, reports
+ * binaryVersion 90 but was compiled with __CUDA_ARCH__ < 900, where the Hopper kernels are empty. */
+extern "C" cudaError_t dr_gpu_hopper_paths(int device, int *yes)
+{
+    static int cached[64]; /* 0 unknown, 1 yes, 2 no */
+    if (device < 0 || device >= 64) return cudaErrorInvalidValue;
+    if (cached[device] == 0) {
+        int launch = 0;
+        cudaFuncAttributes attr;
+        cudaError_t err = on_device(device, [&] {
+            cudaError_t e = cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, device);
+            if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, arch_probe);
+            return e;
+        });
+        if (err != cudaSuccess) return err;
+        cached[device] = launch && attr.ptxVersion >= 90 ? 1 : 2;
+    }
+    *yes = cached[device] == 1;
+    return cudaSuccess;
+}
 
 cudaError_t dr_gpu_multipass_run(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStream_t s, cudaEvent_t *ev)
 {

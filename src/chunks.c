@@ -110,7 +110,7 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
         DR_CUDA_CHECK(cudaMemcpyAsync(c->d_slot[k], ptr, elems * esize, cudaMemcpyHostToDevice, g->copy_stream));
         DR_CUDA_CHECK(cudaEventRecord(c->copied[k], g->copy_stream));
         DR_CUDA_CHECK(cudaStreamWaitEvent(g->stream, c->copied[k], 0));
-        DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, c->d_slot[k], elems));
+        DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, c->d_slot[k], elems, 0));
         g->req.d_result = c->d_partials + waiting++;
         DR_CUDA_CHECK(cudaEventRecord(c->kstart[k], g->stream));
         DR_CUDA_CHECK(dr_gpu_reduce(&g->req, &g->plan, g->stream, NULL));

@@ -208,14 +208,15 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
     dr_status_t s = ensure_combine(ctx, acc, op);
     if (s == DR_OK && ctx->is_gpu)
-        s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count);
+        s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count, 0);
     return dr_context_agree(ctx, s, "prepare (every rank reporting its plan)");
 }
 
-/* Where buf lives, for a GPU context: 1 device-accessible (device or managed memory of our GPU), 0 host. */
-static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_device)
+/* Where buf lives, for a GPU context: *on_device 1 device-accessible (device or managed memory of our GPU), 0 host;
+ * *managed 1 for managed memory. */
+static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_device, int *managed)
 {
-    *on_device = 0;
+    *on_device = *managed = 0;
     struct cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) { /* no driver, or an old one for pageable memory */
         (void)cudaGetLastError();
@@ -231,6 +232,7 @@ static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_dev
         return DR_ERR_USAGE;
     }
     *on_device = ctx->is_gpu && (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged);
+    *managed = a.type == cudaMemoryTypeManaged;
     return DR_OK;
 }
 
@@ -335,13 +337,13 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
     }
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
     DR_CHECK(ensure_combine(ctx, acc, op));
-    int on_device = 0;
-    if (count > 0) DR_CHECK(classify(ctx, buf, &on_device));
+    int on_device = 0, managed = 0;
+    if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
     dreduce_timings_t *tm = &ctx->timings;
     reset_timings(tm);
     ctx->have_partial = 0;
     if (ctx->is_gpu && (on_device || count == 0)) {
-        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count));
+        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count, managed));
         DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, tm->pass_ms));
         tm->passes = ctx->gpu.plan.passes;
         tm->local_ms = 0;

@@ -49,16 +49,17 @@ dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what)
 }
 
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
-                             dr_acc_kind_t acc, const void *d_in, uint64_t n)
+                             dr_acc_kind_t acc, const void *d_in, uint64_t n, int managed)
 {
     if (n > SIZE_MAX / 16) {
         dr_error("%llu elements do not fit in this process's address space", (unsigned long long)n);
         return DR_ERR_USAGE;
     }
-    if (block == 0) block = dr_gpu_default_block(kernel, (size_t)n, dr_dtype_size(dtype));
+    const size_t bulk_from = managed ? SIZE_MAX : 0; /* 0: the kernels' default */
+    if (block == 0) block = dr_gpu_default_block(kernel, (size_t)n, dr_dtype_size(dtype), g->device);
     dr_gpu_reduce_t *r = &g->req;
     const int same = g->planned && r->kernel == kernel && r->block == block && r->dtype == dtype && r->op == op &&
-                     r->acc == acc && r->n == (size_t)n;
+                     r->acc == acc && r->n == (size_t)n && r->bulk_from_bytes == bulk_from;
     r->d_in = d_in;
     r->d_result = g->partial_target;
     if (same) return DR_OK;
@@ -71,6 +72,7 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     r->block = block;
     r->device = g->device;
     r->n = (size_t)n;
+    r->bulk_from_bytes = bulk_from;
     r->d_in = d_in;
     r->d_result = g->partial_target;
     cudaError_t perr = dr_gpu_plan(r, &g->plan);

@@ -34,11 +34,12 @@ int dr_gpu_count(void);
 /* Select `device` (already chosen by the binding), fill its name and PCI bus id, create streams and events. */
 dr_status_t dr_gpu_open(dr_gpu_t *g, int device);
 
-/* Plan a reduction of n elements of dtype at d_in (device memory) with (op, acc) by `kernel` with `block` threads
- * (0: dr_gpu_default_block), and make sure the workspace is large enough. Replanning is skipped when the shape is
- * the last one; only d_in changes then. */
+/* Plan a reduction of n elements of dtype at d_in (device memory; `managed`: managed memory) with (op, acc) by
+ * `kernel` with `block` threads (0: dr_gpu_default_block), and make sure the workspace is large enough. Replanning
+ * is skipped when the shape is the last one; only d_in changes then. Managed memory keeps multipass to its register
+ * loop: its bulk copies were not tested on pages that may have to migrate. */
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
-                             dr_acc_kind_t acc, const void *d_in, uint64_t n);
+                             dr_acc_kind_t acc, const void *d_in, uint64_t n, int managed);
 
 /* Make the kernels write the partial to d_ptr (device-visible memory, e.g. mapped pinned host memory; NULL: back to
  * d_result). */

@@ -295,6 +295,8 @@ static const dr_kernel_t all_kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERL
                                           DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS,
                                           KERNEL_BULK};
 #define NKERNELS (sizeof all_kernels / sizeof all_kernels[0])
+/* boundary() keeps the (kernel, block) pairs of a size in one 64-bit mask, with up to 8 block sizes. */
+_Static_assert(NKERNELS * 8 <= 64, "too many kernels for boundary()'s 64-bit (kernel, block) mask");
 
 /* Racecheck's representative subset: 12 rows that between them take every input type, every op and every
  * accumulator kind (the shared-memory code of a kernel depends on the accumulator, not on the op). */
@@ -353,11 +355,40 @@ static shape_t shape_of(const row_t *row, dr_kernel_t kernel, int block)
     return s;
 }
 
-static int cluster_capable_device(void)
+/* Whether GPU 0 takes multipass's Hopper paths (a cluster for small inputs, bulk copies for large ones), judged from
+ * the device itself (cluster launch support). A build without sm_90 code takes neither there, which would leave both
+ * untested: that is a failure, with the fix in its message. */
+static int hopper_device(void)
 {
-    int yes = 0;
+    int yes = 0, paths = 0;
     CUDA_OR_DIE(cudaDeviceGetAttribute(&yes, cudaDevAttrClusterLaunch, 0));
-    return yes;
+    CUDA_OR_DIE(dr_gpu_hopper_paths(0, &paths));
+    if (yes && !paths) {
+        ++failures;
+        printf("FAIL: GPU 0 is a Hopper or later but the kernels have no sm_90 code, so multipass's cluster and bulk "
+               "paths cannot run: build with CMAKE_CUDA_ARCHITECTURES including 90\n");
+    }
+    return yes && paths;
+}
+
+/* Check that the bulk plan still matches the model boundary_sizes() builds on (one block per chunk up to a full
+ * grid); 0 if it does not. */
+static int bulk_model_holds(const row_t *row, int block)
+{
+    const size_t c = DR_GPU_BULK_CHUNK_BYTES / dr_dtype_size(row->dtype);
+    const dr_gpu_plan_t one = plan_of(row, KERNEL_BULK, block, c), two = plan_of(row, KERNEL_BULK, block, c + 1);
+    const dr_gpu_plan_t full = plan_of(row, KERNEL_BULK, block, (size_t)1 << 40);
+    const dr_gpu_plan_t at = plan_of(row, KERNEL_BULK, block, full.grid[0] * c);
+    const int ok = one.bulk && one.grid[0] == 1 && two.bulk && two.grid[0] == 2 && full.bulk && at.bulk &&
+                   at.grid[0] == full.grid[0];
+    if (!ok) {
+        ++failures;
+        printf("FAIL multipass-bulk %s %s block=%d: its plans no longer match this driver's model (grids %zu %zu "
+               "%zu %zu for 1, 2, G and 2^40 chunks' worth): update boundary_sizes()\n",
+               dr_dtype_name(row->dtype), dr_op_name(row->op), block, one.grid[0], two.grid[0], at.grid[0],
+               full.grid[0]);
+    }
+    return ok;
 }
 
 /* Check that multipass's plans still match the model the sizes below are built on; 0 if they do not. */
@@ -504,7 +535,7 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
         if (which == 0 || (which == 1) == in_subset(&rows[i]))
             if (selected++ % (size_t)shards == (size_t)shard) rs[nrows++] = rows[i];
-    const int threads = dr_parallel_default_threads(), cluster_ok = cluster_capable_device();
+    const int threads = dr_parallel_default_threads(), cluster_ok = hopper_device();
     long long kernel_cases[NKERNELS] = {0};
     double kernel_seconds[NKERNELS] = {0};
     uint64_t rng = seed;
@@ -533,7 +564,8 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
             for (int bi = 0; bi < nblocks; ++bi) {
                 size_t sizes[40];
                 if (only && strcmp(only, kernel_name(all_kernels[ki])) != 0) continue;
-                if (all_kernels[ki] == KERNEL_BULK && bi != 0 && bi != nblocks - 1) continue;
+                if (all_kernels[ki] == KERNEL_BULK && ((bi != 0 && bi != nblocks - 1) || !cluster_ok)) continue;
+                if (all_kernels[ki] == KERNEL_BULK) bulk_model_holds(row, blocks[bi]);
                 if (is_multipass(all_kernels[ki])) multipass_pairs |= 1ull << (ki * (size_t)nblocks + (size_t)bi);
                 if (all_kernels[ki] == DR_KERNEL_MULTIPASS)
                     multipass_model_holds(row, blocks[bi], shape_of(row, DR_KERNEL_MULTIPASS, blocks[bi]),
@@ -607,7 +639,7 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
  * and 1024-thread blocks: the same bits every time. The workspace is zeroed once and reused, as dreduce does. */
 static int determinism(uint64_t seed, int reps)
 {
-    const int blocks[] = {256, 1024}, threads = dr_parallel_default_threads(), cluster_ok = cluster_capable_device();
+    const int blocks[] = {256, 1024}, threads = dr_parallel_default_threads(), cluster_ok = hopper_device();
     uint64_t rng = seed;
     long long runs = 0;
     const double t0 = seconds_now();
