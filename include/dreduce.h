@@ -90,6 +90,9 @@ typedef struct {
     double stage_ms;   /* the partial copied to host memory for a MPI that is not CUDA-aware */
     double node_ms, global_ms, bcast_ms; /* the combine levels */
     double total_ms;   /* the whole call */
+    double launch_ms;  /* a GPU array: host time of the local level beyond the kernels' own (clearing the partial,
+                          launching, and seeing the kernels end); NAN otherwise */
+    double wait_ms;    /* the barriers that open the combine levels: waiting there for slower ranks */
     uint64_t chunks;   /* pieces the data came in (1 for a GPU array) */
     uint64_t bytes;    /* bytes this rank reduced */
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */

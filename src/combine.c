@@ -136,6 +136,7 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
                            dr_combine_times_t *times)
 {
     times->stage_ms = times->node_ms = times->global_ms = times->bcast_ms = NAN;
+    times->wait_ms = 0;
     double t0;
     if (c->path == DR_PATH_STAGED) {
         t0 = MPI_Wtime();
@@ -149,7 +150,9 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
     if (mode == DR_COMBINE_FLAT) {
         dr_watchdog_enter("global (flat MPI_Reduce over all ranks)");
         DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
+        t0 = MPI_Wtime();
         DR_CHECK(dr_watchdog_barrier(t->comm, t->comm));
+        times->wait_ms += (MPI_Wtime() - t0) * 1e3;
         t0 = MPI_Wtime();
         if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, t->comm));
         else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, t->comm));
@@ -159,13 +162,17 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
     }
     dr_watchdog_enter("node (MPI_Reduce to the node leader)");
     DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
+    t0 = MPI_Wtime();
     DR_CHECK(dr_watchdog_barrier(t->node_comm, t->comm));
+    times->wait_ms += (MPI_Wtime() - t0) * 1e3;
     t0 = MPI_Wtime();
     DR_MPI_CHECK(MPI_Reduce(c->partial, c->node_result, 1, c->type, c->mpi_op, 0, t->node_comm));
     times->node_ms = (MPI_Wtime() - t0) * 1e3;
     if (t->leaders_comm != MPI_COMM_NULL) {
         dr_watchdog_enter("global (MPI_Reduce over the node leaders)");
+        t0 = MPI_Wtime();
         DR_CHECK(dr_watchdog_barrier(t->leaders_comm, t->comm));
+        times->wait_ms += (MPI_Wtime() - t0) * 1e3;
         t0 = MPI_Wtime();
         if (allreduce)
             DR_MPI_CHECK(MPI_Allreduce(c->node_result, c->result, 1, c->type, c->mpi_op, t->leaders_comm));

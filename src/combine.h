@@ -50,6 +50,7 @@ typedef struct {
     double node_ms;
     double global_ms;
     double bcast_ms;  /* --allreduce, hierarchical: node leader to its ranks */
+    double wait_ms;   /* the barriers before the levels (waiting for slower ranks), summed */
 } dr_combine_times_t;
 
 /* Choose the path and set up buffers. device_partial is the GPU's partial (NULL for the CPU backend); a

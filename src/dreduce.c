@@ -292,6 +292,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dreduce_result_t *out, double 
     tm->node_ms = ct.node_ms;
     tm->global_ms = ct.global_ms;
     tm->bcast_ms = ct.bcast_ms;
+    tm->wait_ms = ct.wait_ms;
     memset(out, 0, sizeof *out);
     out->kind = ctx->comb.acc;
     out->valid = ctx->topo.rank == 0 || ctx->cfg.allreduce;
@@ -304,7 +305,7 @@ static void reset_timings(dreduce_timings_t *tm)
 {
     memset(tm, 0, sizeof *tm);
     tm->local_ms = tm->load_ms = tm->read_ms = tm->stage_ms = tm->node_ms = tm->global_ms = tm->bcast_ms =
-        tm->total_ms = NAN;
+        tm->total_ms = tm->launch_ms = tm->wait_ms = NAN;
     for (int p = 0; p < DREDUCE_MAX_PASSES; ++p) tm->pass_ms[p] = NAN;
 }
 
@@ -344,10 +345,13 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
     ctx->have_partial = 0;
     if (ctx->is_gpu && (on_device || count == 0)) {
         DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count, managed));
+        const double l0 = MPI_Wtime();
         DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, tm->pass_ms));
+        const double host_ms = (MPI_Wtime() - l0) * 1e3;
         tm->passes = ctx->gpu.plan.passes;
         tm->local_ms = 0;
         for (int p = 0; p < tm->passes; ++p) tm->local_ms += tm->pass_ms[p];
+        tm->launch_ms = host_ms - tm->local_ms;
         tm->chunks = 1;
         tm->bytes = count * esize;
         tm->depth = ctx->gpu.plan.serial_depth;

@@ -311,6 +311,8 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         level_samples[DR_LEVEL_TOTAL][k] = tm.total_ms;
         level_samples[DR_LEVEL_READ][k] = tm.read_ms;
         level_samples[DR_LEVEL_LOAD][k] = tm.load_ms;
+        level_samples[DR_LEVEL_LAUNCH][k] = tm.launch_ms;
+        level_samples[DR_LEVEL_WAIT][k] = tm.wait_ms;
     }
     const uint64_t depth = tm.depth;
 

@@ -10,7 +10,8 @@
 static const char *const level_names[DR_LEVEL_COUNT] = {
     [DR_LEVEL_LOCAL] = "local", [DR_LEVEL_STAGE] = "stage", [DR_LEVEL_NODE] = "node",
     [DR_LEVEL_GLOBAL] = "global", [DR_LEVEL_BCAST] = "bcast", [DR_LEVEL_TOTAL] = "total",
-    [DR_LEVEL_READ] = "read",   [DR_LEVEL_LOAD] = "load",
+    [DR_LEVEL_READ] = "read",   [DR_LEVEL_LOAD] = "load",   [DR_LEVEL_LAUNCH] = "launch",
+    [DR_LEVEL_WAIT] = "wait",
 };
 
 const char *dr_level_name(dr_level_t l) { return l < DR_LEVEL_COUNT ? level_names[l] : "?"; }
@@ -73,7 +74,9 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
     order[k++] = DR_LEVEL_LOAD;
     order[k++] = DR_LEVEL_LOCAL;
     for (int p = 0; p < max_passes && max_passes > 1; ++p) order[k++] = -1 - p;
-    for (int l = DR_LEVEL_STAGE; l <= DR_LEVEL_TOTAL; ++l) order[k++] = l;
+    const int after_local[] = {DR_LEVEL_LAUNCH, DR_LEVEL_STAGE, DR_LEVEL_WAIT,  DR_LEVEL_NODE,
+                               DR_LEVEL_GLOBAL, DR_LEVEL_BCAST, DR_LEVEL_TOTAL};
+    for (size_t i = 0; i < sizeof after_local / sizeof after_local[0]; ++i) order[k++] = after_local[i];
     for (int j = 0; j < k && n < max_rows; ++j) {
         level_stats_t *s = &rows[n];
         stats_for(r, node, order[j], s);

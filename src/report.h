@@ -14,11 +14,13 @@
 
 #define DR_REPORT_SCHEMA_VERSION 1
 
-/* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `stage` the
- * device-to-host copy of the partial when MPI is not given device buffers; `node`, `global` and `bcast` the MPI
- * levels; `total` one repetition end to end, from the barrier that starts it. With --input: `read` the time spent
- * reading the rank's share of the file (MPI-IO), `load` the whole read + copy + reduce pipeline (they overlap, so
- * `load` is less than their sum). Levels added later go at the end (the JSON keeps the order). */
+/* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
+ * the host's time around it beyond the kernels' own: clearing the partial, launching, seeing the kernels end;
+ * `stage` the device-to-host copy of the partial when MPI is not given device buffers; `wait` the barriers that open
+ * the combine levels (waiting for slower ranks); `node`, `global` and `bcast` the MPI levels; `total` one repetition
+ * end to end, from the barrier that starts it. With --input: `read` the time spent reading the rank's share of the
+ * file (MPI-IO), `load` the whole read + copy + reduce pipeline (they overlap, so `load` is less than their sum).
+ * Levels added later go at the end (the JSON keeps the order); the table orders them as the pipeline runs. */
 typedef enum {
     DR_LEVEL_LOCAL = 0,
     DR_LEVEL_STAGE,
@@ -28,6 +30,8 @@ typedef enum {
     DR_LEVEL_TOTAL,
     DR_LEVEL_READ,
     DR_LEVEL_LOAD,
+    DR_LEVEL_LAUNCH,
+    DR_LEVEL_WAIT,
     DR_LEVEL_COUNT
 } dr_level_t;
 

@@ -5,6 +5,7 @@
  * memory; bad arguments return DR_ERR_USAGE on every rank without communicating.
  * Usage: test_library [--require-gpu] (exit 77 when required and there is no GPU). */
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,18 @@ static void check_one(dreduce_context_t *ctx, dr_dtype_t t, dr_op_t op, uint64_t
     dreduce_timings_t tm;
     dreduce_timings(ctx, &tm);
     EXPECT(tm.bytes == bytes, "timings report %llu bytes, the shard has %zu", (unsigned long long)tm.bytes, bytes);
+    /* The levels are disjoint parts of the call: they add up to at most its total (0.01 ms for the two clocks). */
+    const double parts[] = {tm.local_ms, tm.launch_ms, tm.stage_ms, tm.wait_ms, tm.node_ms, tm.global_ms, tm.bcast_ms};
+    double sum = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i)
+        if (!isnan(parts[i])) sum += parts[i];
+    EXPECT(sum <= tm.total_ms + 0.01, "the levels add up to %.4f ms, more than the call's %.4f ms", sum,
+           tm.total_ms);
+    EXPECT(tm.wait_ms >= 0, "wait %.4f ms: the barriers before the combine levels were not timed", tm.wait_ms);
+    const int gpu_array = dreduce_gpu(ctx) >= 0 && (mem == MEM_DEVICE || count == 0);
+    EXPECT(gpu_array ? tm.launch_ms >= -0.01 : isnan(tm.launch_ms),
+           "launch %.4f ms for %s memory on %s (the host's time around the kernels: GPU arrays only)", tm.launch_ms,
+           mem_name[mem], dreduce_gpu(ctx) >= 0 ? "a GPU" : "the CPU backend");
     EXPECT(res.valid == (rank == 0), "result valid on rank %d: %d", rank, res.valid);
 
     dr_reference_t ref, *refs = rank == 0 ? malloc((size_t)nranks * sizeof *refs) : NULL;

@@ -64,7 +64,7 @@ def parse_count(s):
 def parse_dreduce_args(argv):
     """The options the expectation depends on, parsed from one rank's dreduce arguments."""
     o = {"n": 16 << 20, "type": "float32", "op": "sum", "acc": "wide", "data": "random", "scaling": "strong",
-         "combine": "hier", "allreduce": False, "ranks_per_node": 0}
+         "combine": "hier", "allreduce": False, "ranks_per_node": 0, "device": None}
     short = {"-n": "count", "-t": "type"}
     takes = {"count", "type", "op", "acc", "data", "seed", "kernel", "block", "device", "threads", "iters", "warmup",
              "verify", "misalign", "scaling", "combine", "staging", "ranks-per-node", "bind", "format", "output"}
@@ -85,7 +85,7 @@ def parse_dreduce_args(argv):
         i += 1
         if name == "count":
             o["n"] = parse_count(value)
-        elif name in ("type", "op", "acc", "data", "scaling", "combine"):
+        elif name in ("type", "op", "acc", "data", "scaling", "combine", "device"):
             o[name] = value
         elif name == "allreduce":
             o["allreduce"] = True
@@ -611,6 +611,11 @@ def check_report(case, o, nranks, doc, problems):
             want_ranks = 1 if (lname == "global" and hier) else size
             need(levels[lname].get("ranks") == want_ranks, "node %d level %s over %r ranks, expected %d"
                  % (k, lname, levels[lname].get("ranks"), want_ranks))
+        # Every rank waits at the barriers that open the combine levels; only GPU arrays have a launch level.
+        need(levels.get("wait", {}).get("ranks") == size and levels["wait"].get("min_ms", -1) >= 0,
+             "node %d: level wait %r, expected %d ranks and a time >= 0" % (k, levels.get("wait"), size))
+        if o["device"] == "cpu":
+            need("launch" not in levels, "node %d: a launch level on the CPU backend" % k)
 
 
 def tail(text, lines=15):
