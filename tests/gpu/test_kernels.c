@@ -99,25 +99,30 @@ static void ensure_work(bufs_t *b, size_t bytes)
     b->work_bytes = bytes;
 }
 
+/* Count one case and plan it; 0 (a failure, reported) if no plan. */
+static int plan_case(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan, const char *what)
+{
+    ++cases;
+    const cudaError_t e = dr_gpu_plan(r, plan);
+    if (e == cudaSuccess) return 1;
+    ++failures;
+    printf("FAIL %s: plan: %s\n", what, cudaGetErrorString(e));
+    return 0;
+}
+
 /* Run one reduction and check it; returns 1 if it passed. */
 static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, const void *d_in, size_t n,
                     const dr_reference_t *ref, dr_value_t *out, const char *what)
 {
     dr_gpu_reduce_t r = request(kernel, row, block, d_in, n, b->d_result);
     dr_gpu_plan_t plan;
-    ++cases;
-    cudaError_t e = dr_gpu_plan(&r, &plan);
-    if (e != cudaSuccess) {
-        ++failures;
-        printf("FAIL %s: plan: %s\n", what, cudaGetErrorString(e));
-        return 0;
-    }
+    if (!plan_case(&r, &plan, what)) return 0;
     ensure_work(b, plan.work_bytes);
     r.d_work = b->d_work;
     /* launch.h: a workspace handed to a new plan starts zeroed (the previous kernel left its partials there). */
     CUDA_OR_DIE(cudaMemset(b->d_work, 0, plan.work_bytes < 4096 ? plan.work_bytes : 4096));
     CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_value_t))); /* poison */
-    e = dr_gpu_reduce(&r, &plan, 0, NULL);
+    cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
         ++failures;
@@ -463,13 +468,7 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
 {
     dr_gpu_reduce_t r = request(kernel, row, block, d_in, n, d_result);
     dr_gpu_plan_t plan;
-    ++cases;
-    cudaError_t e = dr_gpu_plan(&r, &plan);
-    if (e != cudaSuccess) {
-        ++failures;
-        printf("FAIL %s: plan: %s\n", what, cudaGetErrorString(e));
-        return 0;
-    }
+    if (!plan_case(&r, &plan, what)) return 0;
     if (is_multipass(kernel)) ++path_cases[path_of(&plan)];
     CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));
     CUDA_OR_DIE(cudaMemset(r.d_work, 0, plan.work_bytes));
@@ -478,7 +477,7 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
     dr_value_t out[2];
     for (int i = 0; i < runs; ++i) {
         CUDA_OR_DIE(cudaMemset(d_result, 0xA5, asize)); /* poison */
-        e = dr_gpu_reduce(&r, &plan, 0, NULL);
+        cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));

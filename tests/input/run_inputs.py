@@ -26,7 +26,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import struct
 import subprocess
 import sys
@@ -35,7 +34,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
-from mpi_launcher import is_open_mpi  # noqa: E402
+from mpi_launcher import is_open_mpi, run_command  # noqa: E402
 COMMON_ARGS = ["--format", "json", "--iters", "2", "--warmup", "1"]
 DEVICE = ["--device", "cpu"]  # --device gpu: the same cases on the GPU backend
 DEFAULT_TIMEOUT = 60.0
@@ -91,25 +90,6 @@ def command(case, mpiexec, dreduce, open_mpi):
     wrapper = '"$0" "$@"; s=$?; echo "%s $s" >&2; exit $s' % EXIT_TAG
     return ([mpiexec, "--oversubscribe", "--mca", "orte_abort_on_non_zero_status", "0", "-np", str(case.np),
              "sh", "-c", wrapper, dreduce] + args)
-
-
-def run(cmd, timeout):
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         stdin=subprocess.DEVNULL)
-    try:
-        out, err = p.communicate(timeout=timeout)
-        rc = p.returncode
-    except subprocess.TimeoutExpired:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(p.pid, sig)
-                p.wait(timeout=5)
-                break
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                pass
-        out, err, rc = "", "", None
-    return rc, out or "", err or "", time.monotonic() - t0
 
 
 def float_bits(x):
@@ -230,7 +210,7 @@ def main():
     t0 = time.monotonic()
     for c in cases:
         cmd = command(c, a.mpiexec, dreduce, open_mpi)
-        rc, out, err, secs = run(cmd, a.timeout)
+        rc, out, err, secs = run_command(cmd, a.timeout)
         problems = check(c, rc, out, err, open_mpi)
         print("%s %-60s (%.1f s)" % ("FAIL" if problems else "PASS", c.name, secs), flush=True)
         if problems:

@@ -1,7 +1,10 @@
-"""What the test scripts need to know about the MPI launcher (tests/mpi/run_cases.py, determinism.py,
-tests/input/run_inputs.py)."""
+"""What the test scripts need to know about the MPI launcher, and how they run it (tests/mpi/run_cases.py,
+determinism.py, tests/input/run_inputs.py)."""
 
+import os
+import signal
 import subprocess
+import time
 
 
 def is_open_mpi(mpiexec):
@@ -11,3 +14,31 @@ def is_open_mpi(mpiexec):
         return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
     except (OSError, subprocess.TimeoutExpired):
         return False
+
+
+def run_command(cmd, timeout):
+    """(rc or None on timeout, stdout, stderr, seconds). The whole process group is killed on timeout, and what it
+    printed until then is kept."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         stdin=subprocess.DEVNULL)
+    try:
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(p.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                p.wait(timeout=5)
+                break
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            out, err = p.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            out, err = "", ""
+        rc = None
+    return rc, out or "", err or "", time.monotonic() - t0

@@ -23,12 +23,10 @@ import json
 import os
 import re
 import shlex
-import signal
-import subprocess
 import sys
 import time
 
-from mpi_launcher import is_open_mpi
+from mpi_launcher import is_open_mpi, run_command
 from fractions import Fraction
 
 COMMON_ARGS = ["--format", "json", "--device", "cpu", "--iters", "2", "--warmup", "1"]
@@ -489,33 +487,6 @@ def build_command(case, mpiexec, dreduce, launcher_flags):
             cmd.append(":")
         cmd += ["-np", str(np), dreduce] + args
     return cmd
-
-
-def run_command(cmd, timeout):
-    """(rc or None on timeout, stdout, stderr, seconds). The whole process group is killed on timeout."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         stdin=subprocess.DEVNULL)
-    try:
-        out, err = p.communicate(timeout=timeout)
-        rc = p.returncode
-    except subprocess.TimeoutExpired:
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(p.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                p.wait(timeout=5)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-        try:
-            out, err = p.communicate(timeout=5)
-        except subprocess.TimeoutExpired:
-            out, err = "", ""
-        rc = None
-    return rc, out or "", err or "", time.monotonic() - t0
 
 
 def same_value(got_text, want, acc):
