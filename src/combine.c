@@ -132,6 +132,15 @@ dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_
     return DR_OK;
 }
 
+/* The watched barrier that opens a level; its time (waiting for slower ranks) goes to times->wait_ms. */
+static dr_status_t timed_barrier(MPI_Comm comm, const dr_topology_t *t, dr_combine_times_t *times)
+{
+    const double t0 = MPI_Wtime();
+    DR_CHECK(dr_watchdog_barrier(comm, t->comm));
+    times->wait_ms += (MPI_Wtime() - t0) * 1e3;
+    return DR_OK;
+}
+
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,
                            dr_combine_times_t *times)
 {
@@ -150,9 +159,7 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
     if (mode == DR_COMBINE_FLAT) {
         dr_watchdog_enter("global (flat MPI_Reduce over all ranks)");
         DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
-        t0 = MPI_Wtime();
-        DR_CHECK(dr_watchdog_barrier(t->comm, t->comm));
-        times->wait_ms += (MPI_Wtime() - t0) * 1e3;
+        DR_CHECK(timed_barrier(t->comm, t, times));
         t0 = MPI_Wtime();
         if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, t->comm));
         else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, t->comm));
@@ -162,17 +169,13 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
     }
     dr_watchdog_enter("node (MPI_Reduce to the node leader)");
     DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
-    t0 = MPI_Wtime();
-    DR_CHECK(dr_watchdog_barrier(t->node_comm, t->comm));
-    times->wait_ms += (MPI_Wtime() - t0) * 1e3;
+    DR_CHECK(timed_barrier(t->node_comm, t, times));
     t0 = MPI_Wtime();
     DR_MPI_CHECK(MPI_Reduce(c->partial, c->node_result, 1, c->type, c->mpi_op, 0, t->node_comm));
     times->node_ms = (MPI_Wtime() - t0) * 1e3;
     if (t->leaders_comm != MPI_COMM_NULL) {
         dr_watchdog_enter("global (MPI_Reduce over the node leaders)");
-        t0 = MPI_Wtime();
-        DR_CHECK(dr_watchdog_barrier(t->leaders_comm, t->comm));
-        times->wait_ms += (MPI_Wtime() - t0) * 1e3;
+        DR_CHECK(timed_barrier(t->leaders_comm, t, times));
         t0 = MPI_Wtime();
         if (allreduce)
             DR_MPI_CHECK(MPI_Allreduce(c->node_result, c->result, 1, c->type, c->mpi_op, t->leaders_comm));
