@@ -63,7 +63,7 @@ typedef struct {
     int block;                 /* threads per block, a power of two in 32..1024; 0 (default): by kernel and size */
     dr_acc_mode_t acc_mode;    /* float sums/products in float64 (WIDE, default) or the input type (NATIVE) */
     dr_combine_mode_t combine; /* HIER (default) or FLAT */
-    dr_staging_t staging;      /* AUTO (default), DEVICE, HOST or MAPPED */
+    dr_staging_t staging;      /* AUTO (default: DEVICE on a CUDA-aware MPI, else MAPPED), DEVICE, HOST or MAPPED */
     int allreduce;             /* 1: every rank gets the result (default 0: rank 0 of the communicator) */
     int ranks_per_node;        /* > 0: treat groups of this many ranks of a host as nodes (testing); default 0 */
     int cpu_threads;           /* CPU backend threads; 0 (default): one per core this process may run on */
@@ -87,7 +87,7 @@ typedef struct {
     double local_ms;   /* this rank's reduction: every kernel pass of every chunk, or the CPU backend */
     double load_ms;    /* host arrays on a GPU: copying them in, overlapped with the kernels (wall time) */
     double read_ms;    /* files: reading them (MPI-IO), overlapped with copying and reducing */
-    double stage_ms;   /* the partial copied to host memory for a MPI that is not CUDA-aware */
+    double stage_ms;   /* the partial copied to pinned host memory (--staging host) */
     double node_ms, global_ms, bcast_ms; /* the combine levels */
     double total_ms;   /* the whole call */
     double launch_ms;  /* a GPU array: host time of the local level beyond the kernels' own (clearing the partial,

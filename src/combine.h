@@ -1,6 +1,7 @@
 /* Combining the ranks' partial results: MPI types and ops for each accumulator, the buffer path (device buffers
- * on a CUDA-aware MPI, else staged through pinned host memory), and the levels: `node` (MPI_Reduce over the node to
- * its leader) then `global` (over the node leaders to rank 0), or one flat MPI_Reduce over all ranks. */
+ * on a CUDA-aware MPI, else written by the kernel into mapped pinned host memory), and the levels: `node`
+ * (MPI_Reduce over the node to its leader) then `global` (over the node leaders to rank 0), or one flat MPI_Reduce
+ * over all ranks. */
 #ifndef DREDUCE_COMBINE_H
 #define DREDUCE_COMBINE_H
 

@@ -195,10 +195,11 @@ static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_
     if (ctx->comb_ready && ctx->comb.acc == acc && ctx->comb.op == op) return DR_OK;
     if (ctx->comb_ready) dr_combine_free(&ctx->comb);
     ctx->comb_ready = 0;
-    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL);
+    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL, NULL);
     DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->cfg.staging, ctx->is_gpu ? ctx->gpu.d_result : NULL));
     ctx->comb_ready = 1;
-    if (ctx->is_gpu && ctx->comb.path == DR_PATH_MAPPED) dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.mapped_partial);
+    if (ctx->is_gpu && ctx->comb.path == DR_PATH_MAPPED)
+        dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.mapped_partial, ctx->comb.partial);
     return DR_OK;
 }
 

@@ -21,6 +21,7 @@ typedef struct {
     size_t work_cap;
     void *d_result;           /* the rank's partial: one accumulator value in device memory */
     void *partial_target;     /* where the kernels write the partial: d_result, or mapped host memory */
+    void *partial_host;       /* the host address of a mapped partial_target (NULL for d_result) */
     dr_gpu_reduce_t req;      /* the current shape and input */
     dr_gpu_plan_t plan;       /* its plan */
     int planned;              /* req/plan hold a valid shape */
@@ -41,9 +42,9 @@ dr_status_t dr_gpu_open(dr_gpu_t *g, int device);
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
                              dr_acc_kind_t acc, const void *d_in, uint64_t n, int managed);
 
-/* Make the kernels write the partial to d_ptr (device-visible memory, e.g. mapped pinned host memory; NULL: back to
- * d_result). */
-void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr);
+/* Make the kernels write the partial to d_ptr, the device address of mapped pinned host memory whose host address is
+ * h_ptr (NULL, NULL: back to d_result). */
+void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr);
 
 /* One reduction of the current shape into the partial target; waits for it. pass_ms[i] gets pass i's time
  * (plan.passes of them). */

@@ -9,7 +9,7 @@ add_test(NAME sanitize_memcheck COMMAND ${DR_SANITIZE} --leaks memcheck $<TARGET
 add_test(NAME sanitize_racecheck COMMAND ${DR_SANITIZE} racecheck $<TARGET_FILE:test_kernels> --boundary --subset)
 add_test(NAME sanitize_synccheck COMMAND ${DR_SANITIZE} synccheck $<TARGET_FILE:test_kernels> --boundary)
 add_test(NAME sanitize_initcheck COMMAND ${DR_SANITIZE} initcheck $<TARGET_FILE:test_kernels> --boundary)
-# The program: generation, multipass with a misaligned float16 input, host staging, the report.
+# The program: generation, multipass with a misaligned float16 input, the automatic staging, the report.
 add_test(NAME sanitize_memcheck_dreduce
          COMMAND ${DR_SANITIZE} memcheck $<TARGET_FILE:dreduce> --device gpu -n 1000003 --type float16 --misalign 3
                  --iters 3 --warmup 1)
