@@ -344,7 +344,9 @@ static dr_gpu_plan_t plan_of(const row_t *row, dr_kernel_t kernel, int block, si
 }
 
 /* The shape of a kernel as its plan shows it: elements one block covers in one round (a level's slice; multipass's
- * kUnroll 16-byte vectors per thread), and for multipass the blocks of a full grid (n far past any boundary). */
+ * kUnroll 16-byte vectors per thread), and for multipass the blocks of a full grid (n far past any boundary; for
+ * multipass's register kernel with the bulk path off, which such an n would take on a Hopper with a grid of its
+ * own: 264 blocks on an H200 whatever the block size, where the register kernel's full grid of 256 threads is 1056). */
 typedef struct {
     size_t per_block;
     size_t resident;
@@ -356,7 +358,14 @@ static shape_t shape_of(const row_t *row, dr_kernel_t kernel, int block)
     /* 64 * block elements take 64 / loads blocks (levels: 1 or 2 loads per thread) or 16 / vector-width blocks
      * (multipass: 2 to 8, below the cluster cap and any resident count): exact either way. */
     s.per_block = (size_t)block * 64 / plan_of(row, kernel, block, (size_t)block * 64).grid[0];
-    s.resident = is_multipass(kernel) ? plan_of(row, kernel, block, (size_t)1 << 40).grid[0] : 0;
+    s.resident = 0;
+    if (is_multipass(kernel)) {
+        dr_gpu_reduce_t r = request(kernel, row, block, NULL, (size_t)1 << 40, NULL);
+        if (kernel == DR_KERNEL_MULTIPASS) r.bulk_from_bytes = SIZE_MAX;
+        dr_gpu_plan_t p;
+        CUDA_OR_DIE(dr_gpu_plan(&r, &p));
+        s.resident = p.grid[0];
+    }
     return s;
 }
 
