@@ -163,7 +163,8 @@ void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out);
 /* The CUDA ordinal the context uses, or -1 on the CPU backend. */
 int dreduce_gpu(const dreduce_context_t *ctx);
 
-/* How partials travel between ranks, for reports: "device buffers (CUDA-aware MPI)", "host-staged (...)", ...
+/* How partials travel between ranks, for reports: "device buffers (CUDA-aware MPI)", "mapped pinned host memory
+ * (...)", "host-staged (...)", ...
  * ("" before the first reduction or preparation). */
 const char *dreduce_combine_path(const dreduce_context_t *ctx);
 

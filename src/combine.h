@@ -36,13 +36,14 @@ typedef struct {
     dr_path_t path;
     char path_text[96]; /* for the report: "device buffers (CUDA-aware MPI)", ... */
     size_t size;        /* bytes of one accumulator value */
-    void *partial;      /* the rank's partial as MPI sees it: device (DEVICE), pinned host (STAGED, HOST) */
+    void *partial;      /* the rank's partial as MPI sees it: device (DEVICE), pinned host (STAGED), mapped pinned
+                           host (MAPPED), plain host (HOST) */
     void *node_result;  /* node leader: the node's result; same memory kind as partial */
     void *result;       /* rank 0 (and every rank with --allreduce): the final result */
     void *device_partial; /* STAGED: the GPU's partial to copy from */
     void *mapped_partial; /* MAPPED: the device-side address of `partial`, for the kernel to write */
     int own_device;     /* node_result/result are device allocations of ours */
-    void *host_block;   /* pinned (STAGED) or plain (HOST) host memory behind the buffers */
+    void *host_block;   /* pinned (STAGED), mapped pinned (MAPPED) or plain (HOST) host memory behind the buffers */
 } dr_combine_t;
 
 /* Per-iteration times of the combine, in milliseconds; NaN where this rank does not take part. */

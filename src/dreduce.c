@@ -193,9 +193,11 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
 static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_op_t op)
 {
     if (ctx->comb_ready && ctx->comb.acc == acc && ctx->comb.op == op) return DR_OK;
+    /* The kernels stop writing into the old buffers before they go, and the partial they held goes with them. */
+    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL, NULL);
+    ctx->have_partial = 0;
     if (ctx->comb_ready) dr_combine_free(&ctx->comb);
     ctx->comb_ready = 0;
-    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL, NULL);
     DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->cfg.staging, ctx->is_gpu ? ctx->gpu.d_result : NULL));
     ctx->comb_ready = 1;
     if (ctx->is_gpu && ctx->comb.path == DR_PATH_MAPPED)

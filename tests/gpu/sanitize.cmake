@@ -13,12 +13,16 @@ add_test(NAME sanitize_initcheck COMMAND ${DR_SANITIZE} initcheck $<TARGET_FILE:
 add_test(NAME sanitize_memcheck_dreduce
          COMMAND ${DR_SANITIZE} memcheck $<TARGET_FILE:dreduce> --device gpu -n 1000003 --type float16 --misalign 3
                  --iters 3 --warmup 1)
+# The same with the partial copied to pinned host memory (--staging host; auto takes mapped memory or device buffers).
+add_test(NAME sanitize_memcheck_dreduce_staged
+         COMMAND ${DR_SANITIZE} memcheck $<TARGET_FILE:dreduce> --device gpu -n 1000003 --type float16 --misalign 3
+                 --iters 3 --warmup 1 --staging host)
 # The library: device, pinned and pageable arrays of every row, host arrays in 64 KiB chunks (the overlapped
 # copy/reduce pipeline of src/chunks.c, many chunks per call, slots reused).
 add_test(NAME sanitize_memcheck_library
          COMMAND ${DR_SANITIZE} --leaks memcheck $<TARGET_FILE:test_library> --require-gpu)
 set_tests_properties(sanitize_memcheck sanitize_racecheck sanitize_synccheck sanitize_initcheck
-                     sanitize_memcheck_dreduce sanitize_memcheck_library
+                     sanitize_memcheck_dreduce sanitize_memcheck_dreduce_staged sanitize_memcheck_library
                      PROPERTIES LABELS sanitize SKIP_RETURN_CODE 77 TIMEOUT 3600 ENVIRONMENT "${DR_TEST_ENV}")
 # The checks can fail: a contract broken on purpose must be reported (a result buffer one byte short: memcheck; a
 # workspace never zeroed, so multipass reads an uninitialised done-counter: initcheck).

@@ -346,7 +346,8 @@ static dr_gpu_plan_t plan_of(const row_t *row, dr_kernel_t kernel, int block, si
 /* The shape of a kernel as its plan shows it: elements one block covers in one round (a level's slice; multipass's
  * kUnroll 16-byte vectors per thread), and for multipass the blocks of a full grid (n far past any boundary; for
  * multipass's register kernel with the bulk path off, which such an n would take on a Hopper with a grid of its
- * own: 264 blocks on an H200 whatever the block size, where the register kernel's full grid of 256 threads is 1056). */
+ * own: on an H200, 264 blocks whatever the block size, where the register kernel's full grid of 256 threads is
+ * 1056). */
 typedef struct {
     size_t per_block;
     size_t resident;
@@ -414,16 +415,20 @@ static int multipass_model_holds(const row_t *row, int block, shape_t s, int clu
     const dr_gpu_plan_t c16 = plan_of(row, DR_KERNEL_MULTIPASS, block, 16 * pb);
     const dr_gpu_plan_t g17 = plan_of(row, DR_KERNEL_MULTIPASS, block, 16 * pb + 1);
     const dr_gpu_plan_t full = plan_of(row, DR_KERNEL_MULTIPASS, block, s.resident * pb);
+    /* The largest size of boundary_sizes() must still take the register kernel (below DR_GPU_BULK_FROM_BYTES). */
+    const size_t threads = s.resident * (size_t)block, vec = 16 / dr_dtype_size(row->dtype);
+    const dr_gpu_plan_t largest = plan_of(row, DR_KERNEL_MULTIPASS, block, 2 * s.resident * pb + 4 * threads * vec);
     int ok = one.grid[0] == 1 && two.grid[0] == 2 && two.cluster == cluster_ok && full.grid[0] == s.resident &&
-             !full.cluster;
+             !full.cluster && !largest.bulk;
     if (cluster_ok) ok = ok && c16.cluster && c16.grid[0] == 8;
     if (s.resident >= 17) ok = ok && !g17.cluster && g17.grid[0] == 17;
     if (!ok) {
         ++failures;
         printf("FAIL multipass %s %s block=%d: its plans no longer match this driver's model (per block %zu, "
-               "resident %zu; grids %zu %zu %zu %zu, cluster %d %d %d): update boundary_sizes()\n",
+               "resident %zu; grids %zu %zu %zu %zu, cluster %d %d %d, largest size bulk %d): update "
+               "boundary_sizes()\n",
                dr_dtype_name(row->dtype), dr_op_name(row->op), block, pb, s.resident, one.grid[0], two.grid[0],
-               c16.grid[0], g17.grid[0], two.cluster, c16.cluster, g17.cluster);
+               c16.grid[0], g17.grid[0], two.cluster, c16.cluster, g17.cluster, largest.bulk);
     }
     return ok;
 }
