@@ -4,8 +4,9 @@
  *
  * Rules:
  *   - integer sum and prod wrap modulo 2^width (done in unsigned arithmetic, so no signed-overflow UB);
- *   - float min/max propagate NaN (if either side is NaN the result is NaN) and order -0 below +0, so the result
- *     does not depend on the order of combination;
+ *   - float min/max propagate NaN (if either side is NaN the result is the canonical NaN, 0x7fffffff or
+ *     0x7fffffffffffffff, whatever the inputs' payloads) and order -0 below +0, so the result does not depend on the
+ *     order of combination, to the bit;
  *   - band/bor/bxor are defined for the integer kinds only. */
 #ifndef DREDUCE_ACCUM_H
 #define DREDUCE_ACCUM_H
@@ -66,6 +67,13 @@ DR_ACC_INT_RULES(uint32_t, uint32_t, u32)
 DR_ACC_INT_RULES(int64_t, uint64_t, i64)
 DR_ACC_INT_RULES(uint64_t, uint64_t, u64)
 
+DR_HD double dr_bits_to_f64(uint64_t b)
+{
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
 DR_HD uint64_t dr_f64_to_bits(double d)
 {
     uint64_t b;
@@ -77,26 +85,48 @@ DR_HD int dr_signbit_f64(double a) { return (int)(dr_f64_to_bits(a) >> 63); }
 
 /* Written as selects, not branches, so the compiler emits compare-and-select chains in the kernels' inner loops.
  * b < a picks the smaller; equal values differ only as -0 and +0, and the sign bit picks -0 for min (+0 for max);
- * a NaN on either side wins (an ordered compare with a NaN is false, so m is a when a is NaN). a != a is the NaN
- * test that works in C, C++ and device code alike. */
-#define DR_ACC_FLOAT_RULES(T, K)                                                     \
+ * a NaN on either side gives the canonical NaN. a != a is the NaN test that works in C, C++ and device code alike.
+ * On the GPU (sm_80 and later) float32 min/max are one instruction each, min.NaN.f32 / max.NaN.f32 (FMNMX.NAN),
+ * which follow exactly these rules (PTX: NaN in gives the canonical NaN; +0 > -0); the select chain is five
+ * dependent instructions per element, which the float32 min/max kernels felt (docs/performance.md). */
+#define DR_ACC_FLOAT_RULES(T, K, CANON)                                              \
     DR_HD T dr_sum_##K(T a, T b) { return a + b; }                                   \
     DR_HD T dr_prod_##K(T a, T b) { return a * b; }                                  \
-    DR_HD T dr_min_##K(T a, T b)                                                     \
+    DR_HD T dr_min_select_##K(T a, T b)                                              \
     {                                                                                \
         T m = b < a ? b : a;                                                         \
         m = (a == b && dr_signbit_##K(b)) ? b : m;                                   \
-        return b != b ? b : m;                                                       \
+        return (a != a || b != b) ? CANON : m;                                       \
     }                                                                                \
-    DR_HD T dr_max_##K(T a, T b)                                                     \
+    DR_HD T dr_max_select_##K(T a, T b)                                              \
     {                                                                                \
         T m = b > a ? b : a;                                                         \
         m = (a == b && !dr_signbit_##K(b)) ? b : m;                                  \
-        return b != b ? b : m;                                                       \
+        return (a != a || b != b) ? CANON : m;                                       \
     }
 
-DR_ACC_FLOAT_RULES(float, f32)
-DR_ACC_FLOAT_RULES(double, f64)
+DR_ACC_FLOAT_RULES(float, f32, dr_bits_to_f32(0x7fffffffu))
+DR_ACC_FLOAT_RULES(double, f64, dr_bits_to_f64(0x7fffffffffffffffull))
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+DR_HD float dr_min_f32(float a, float b)
+{
+    float m;
+    asm("min.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+    return m;
+}
+DR_HD float dr_max_f32(float a, float b)
+{
+    float m;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+    return m;
+}
+#else
+DR_HD float dr_min_f32(float a, float b) { return dr_min_select_f32(a, b); }
+DR_HD float dr_max_f32(float a, float b) { return dr_max_select_f32(a, b); }
+#endif
+DR_HD double dr_min_f64(double a, double b) { return dr_min_select_f64(a, b); }
+DR_HD double dr_max_f64(double a, double b) { return dr_max_select_f64(a, b); }
 
 /* ---- Identities ---- */
 DR_HD void dr_acc_identity(dr_acc_kind_t k, dr_op_t op, dr_value_t *v)

@@ -1,7 +1,8 @@
 /* Every kernel level x every table row (type, op, accumulator) x sizes around every boundary x block sizes x
  * misaligned starts, on the GPU, against the host reference (src/reference.c). Also: the input is never modified,
  * the poisoned result is always overwritten, and repeated runs give the same bits.
- *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat)
+ *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat),
+ *                               then float min/max over signed zeros, infinities and NaNs, to the bit
  * "multipass-bulk" is multipass's bulk-copy path (large inputs on Hopper) forced at every size with
  * bulk_from_bytes = 1, so its boundaries are reachable with small inputs; it runs wherever multipass does.
  *   test_kernels --large        multipass past 2^32 elements (int32, n = 2^32 + 5: 17 GiB of device memory)
@@ -233,6 +234,172 @@ static int matrix(uint64_t seed)
     cudaFree(b.d_result);
     free(b.h_before);
     free(b.h_after);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Float min/max on special values: signed zeros, infinities and NaNs of any sign and payload at random places, every
+ * kernel, checked to the bit against the host's fold with accum.h's rules. The kernels compute float32 min/max with
+ * the GPU's min.NaN/max.NaN instructions, the host with a select chain: both must give the canonical NaN and order
+ * -0 below +0. Random data never holds these values, so the matrix cannot see a difference here.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+enum { SPECIAL_POS_ZERO, SPECIAL_NEG_ZERO, SPECIAL_POS_INF, SPECIAL_NEG_INF, SPECIAL_NAN, SPECIAL_FINITE };
+
+/* Element `kind` of type t into dst; r supplies the sign, payload and finite value (small integers, exact in every
+ * float type). */
+static void special_encode(dr_dtype_t t, int kind, uint64_t r, void *dst)
+{
+    static const uint16_t f16_int[8] = {0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700, 0x4800}; /* 1..8 */
+    const int neg = (int)(r >> 63);
+    const int v = 1 + (int)((r >> 8) % 8);
+    if (t == DR_FLOAT64) {
+        uint64_t b = kind == SPECIAL_POS_ZERO   ? 0
+                     : kind == SPECIAL_NEG_ZERO ? 1ull << 63
+                     : kind == SPECIAL_POS_INF  ? 0x7ff0000000000000ull
+                     : kind == SPECIAL_NEG_INF  ? 0xfff0000000000000ull
+                     : kind == SPECIAL_NAN ? ((uint64_t)neg << 63) | 0x7ff0000000000000ull | (1 + r % 0xfffffffffffffull)
+                                           : 0;
+        if (kind == SPECIAL_FINITE) {
+            const double d = neg ? -v : v;
+            memcpy(&b, &d, 8);
+        }
+        memcpy(dst, &b, 8);
+        return;
+    }
+    uint32_t b = kind == SPECIAL_POS_ZERO   ? 0
+                 : kind == SPECIAL_NEG_ZERO ? 0x80000000u
+                 : kind == SPECIAL_POS_INF  ? 0x7f800000u
+                 : kind == SPECIAL_NEG_INF  ? 0xff800000u
+                 : kind == SPECIAL_NAN      ? ((uint32_t)neg << 31) | 0x7f800000u | (uint32_t)(1 + r % 0x7fffffu)
+                                            : 0;
+    if (kind == SPECIAL_FINITE) {
+        const float f = neg ? -(float)v : (float)v;
+        memcpy(&b, &f, 4);
+    }
+    if (t == DR_FLOAT32) {
+        memcpy(dst, &b, 4);
+        return;
+    }
+    uint16_t h;
+    if (t == DR_BFLOAT16) {
+        h = (uint16_t)(b >> 16);
+        if (kind == SPECIAL_NAN && (h & 0x7f) == 0) h |= 1; /* keep it a NaN with the low payload bits cut */
+    } else {
+        const uint16_t sign = (uint16_t)(b >> 16) & 0x8000u;
+        h = kind == SPECIAL_POS_ZERO || kind == SPECIAL_NEG_ZERO ? sign
+            : kind == SPECIAL_POS_INF || kind == SPECIAL_NEG_INF ? (uint16_t)(sign | 0x7c00u)
+            : kind == SPECIAL_NAN ? (uint16_t)(sign | 0x7c00u | (1 + r % 0x3ffu))
+                                  : (uint16_t)((neg ? 0x8000u : 0) | f16_int[v - 1]);
+    }
+    memcpy(dst, &h, 2);
+}
+
+/* The element as the accumulator sees it (16-bit floats widen exactly to float32). */
+static dr_value_t special_widen(const row_t *row, const void *src)
+{
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    if (row->dtype == DR_FLOAT64) memcpy(&v.f64, src, 8);
+    else if (row->dtype == DR_FLOAT32) memcpy(&v.f32, src, 4);
+    else {
+        uint16_t h;
+        memcpy(&h, src, 2);
+        v.f32 = row->dtype == DR_FLOAT16 ? dr_f16_to_f32(h) : dr_bf16_to_f32(h);
+    }
+    return v;
+}
+
+static int special_values(uint64_t seed)
+{
+    const dr_kernel_t kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM, DR_KERNEL_SMEM2,
+                                   DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS, KERNEL_BULK};
+    const int blocks[] = {256, 1024};
+    /* one block, a cluster, the last-block-done pass (4-byte types at block 256), and past one grid */
+    const size_t sizes[] = {1, 7, 1000, 4099, 65537, (1u << 20) + 3};
+    const size_t max_n = (1u << 20) + 3;
+    const char *const trials[] = {"+0 but one -0", "-0 but one +0", "signed zeros", "zeros, infinities, finite",
+                                  "those and one NaN", "NaNs of any sign and payload everywhere"};
+    uint64_t rng = seed ^ 0x5bd1e995u;
+    unsigned char *h = malloc(max_n * 8);
+    void *d_in = NULL, *d_result = NULL;
+    if (!h) return 1;
+    CUDA_OR_DIE(cudaMalloc(&d_in, max_n * 8 + 8));
+    CUDA_OR_DIE(cudaMalloc(&d_result, sizeof(dr_value_t)));
+    bufs_t b = {0};
+    b.d_result = d_result;
+    for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ++ri) {
+        const row_t *row = &rows[ri];
+        if (row->op != DR_MIN && row->op != DR_MAX) continue;
+        if (row->dtype != DR_FLOAT32 && row->dtype != DR_FLOAT64 && row->dtype != DR_FLOAT16 &&
+            row->dtype != DR_BFLOAT16)
+            continue;
+        const int before = failures;
+        const size_t esize = dr_dtype_size(row->dtype);
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+            const size_t n = sizes[si];
+            for (int t = 0; t < 6; ++t) {
+                const size_t odd = splitmix(&rng) % n; /* the one element that differs, or the one NaN */
+                for (size_t i = 0; i < n; ++i) {
+                    const uint64_t r = splitmix(&rng);
+                    int kind;
+                    switch (t) {
+                    case 0: kind = i == odd ? SPECIAL_NEG_ZERO : SPECIAL_POS_ZERO; break;
+                    case 1: kind = i == odd ? SPECIAL_POS_ZERO : SPECIAL_NEG_ZERO; break;
+                    case 2: kind = r & 1 ? SPECIAL_NEG_ZERO : SPECIAL_POS_ZERO; break;
+                    case 3:
+                    case 4: kind = i == odd && t == 4 ? SPECIAL_NAN : (int)(r % 6 == SPECIAL_NAN ? SPECIAL_FINITE : r % 6); break;
+                    default: kind = (int)(r % 6); break;
+                    }
+                    special_encode(row->dtype, kind, r, h + i * esize);
+                }
+                dr_value_t want;
+                dr_acc_identity(row->acc, row->op, &want);
+                for (size_t i = 0; i < n; ++i) {
+                    const dr_value_t x = special_widen(row, h + i * esize);
+                    dr_acc_combine(row->acc, row->op, &want, &x);
+                }
+                const size_t off = (si & 1) ? 1 : 0; /* every other size misaligned */
+                void *d = (char *)d_in + off * esize;
+                CUDA_OR_DIE(cudaMemcpy(d, h, n * esize, cudaMemcpyHostToDevice));
+                for (size_t ki = 0; ki < sizeof kernels / sizeof kernels[0]; ++ki) {
+                    for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi) {
+                        dr_gpu_reduce_t r = request(kernels[ki], row, blocks[bi], d, n, d_result);
+                        dr_gpu_plan_t plan;
+                        char what[200];
+                        snprintf(what, sizeof what, "special values (%s) %s %s->%s n=%zu block=%d offset=%zu %s",
+                                 trials[t], dr_op_name(row->op), dr_dtype_name(row->dtype),
+                                 dr_acc_kind_name(row->acc), n, blocks[bi], off, kernel_name(kernels[ki]));
+                        if (!plan_case(&r, &plan, what)) continue;
+                        ensure_work(&b, plan.work_bytes);
+                        r.d_work = b.d_work;
+                        CUDA_OR_DIE(cudaMemset(b.d_work, 0, plan.work_bytes));
+                        CUDA_OR_DIE(cudaMemset(d_result, 0xA5, sizeof(dr_value_t)));
+                        CUDA_OR_DIE(dr_gpu_reduce(&r, &plan, 0, NULL));
+                        CUDA_OR_DIE(cudaDeviceSynchronize());
+                        dr_value_t got;
+                        memset(&got, 0, sizeof got);
+                        CUDA_OR_DIE(cudaMemcpy(&got, d_result, dr_acc_kind_size(row->acc), cudaMemcpyDeviceToHost));
+                        if (memcmp(&got, &want, dr_acc_kind_size(row->acc)) != 0) {
+                            ++failures;
+                            if (failures <= 40) {
+                                uint64_t gb = 0, wb = 0;
+                                memcpy(&gb, &got, dr_acc_kind_size(row->acc));
+                                memcpy(&wb, &want, dr_acc_kind_size(row->acc));
+                                printf("FAIL %s: bits 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", what, gb, wb);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        printf("%-4s special values %-3s %-9s -> %-8s\n", failures == before ? "ok" : "FAIL", dr_op_name(row->op),
+               dr_dtype_name(row->dtype), dr_acc_kind_name(row->acc));
+    }
+    free(h);
+    cudaFree(d_in);
+    cudaFree(d_result);
+    cudaFree(b.d_work);
     return 0;
 }
 
@@ -826,7 +993,7 @@ int main(int argc, char **argv)
     int rc = mode == LARGE         ? large(seed)
              : mode == BOUNDARY    ? boundary(seed, which, shard, shards, blocks, nblocks, only)
              : mode == DETERMINISM ? determinism(seed, reps)
-                                   : matrix(seed);
+                                   : matrix(seed) || special_values(seed);
     if (rc == SKIP) return SKIP;
     printf("%d passed, %d failed\n", cases - failures, failures);
     /* Destroy the context before exit, so compute-sanitizer's leak check sees what is still allocated. */
