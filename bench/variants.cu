@@ -12,9 +12,13 @@
  *   bulkSxB  Hopper bulk copies (cp.async.bulk) of B-KiB chunks into a ring of S shared-memory stages, one mbarrier
  *            per stage, 1-3 blocks per SM; the block reduces each stage from shared memory (multipass ships
  *            bulk2x32K with 2 blocks per SM)
+ *   grid     (`dreduce-variants grid ...`) the register loop (pred) on grids from one device-full wave to one round
+ *            per thread ("tile", as CUB sizes its first pass), the grid-wide stride or per-block contiguous ranges,
+ *            with the last block's pass over the partials 8 loads in flight per thread
  *
  * Timing: CUDA events around each launch (so launch latency is in every row alike), median of the reps.
  * Usage: dreduce-variants [reps [exponent...]]   (default: 2^24, 2^26, 2^28, 2^31; 200 reps at 2^24, else 40)
+ *        dreduce-variants grid [reps [exponent...]]   (default: 2^22, 2^24, 2^25; 200 reps)
  * Build: cmake --build build --target dreduce-variants (sm_90 only; not part of the default build).
  * Exit 0, 1 on a CUDA error or a wrong result. */
 #include <cub/cub.cuh>
@@ -157,6 +161,55 @@ __global__ void __launch_bounds__(1024) reg_kernel(const In *in, size_t n, Acc *
     finish<Acc, Op>(acc, partials, done, result);
 }
 
+/* finish, with the last block reading the partials 8 at a time per thread: the loop in finish issues one load and
+ * waits for it before the next, which is serial once the grid has more partials than the block has threads. */
+template <class Acc, class Op>
+__device__ __forceinline__ void finish_wide(Acc acc, Acc *partials, unsigned *done, Acc *result)
+{
+    acc = block_reduce<Op>(acc);
+    __shared__ bool last;
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = acc;
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> d(*done);
+        last = d.fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
+        if (last) d.store(0, cuda::memory_order_relaxed);
+    }
+    __syncthreads();
+    if (!last) return;
+    const volatile Acc *p = partials;
+    Acc v = Op::template id<Acc>();
+    for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += 8 * blockDim.x) {
+        Acc x[8];
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+            const unsigned b = b0 + u * blockDim.x;
+            x[u] = b < gridDim.x ? (Acc)p[b] : Op::template id<Acc>();
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) v = Op::f(v, x[u]);
+    }
+    v = block_reduce<Op>(v);
+    if (threadIdx.x == 0) *result = v;
+}
+
+/* The grid experiment: pred/4 over the grid-wide stride (CHUNK: per-block contiguous ranges), finish_wide. */
+template <int V, class In, class Acc, class Op>
+__global__ void __launch_bounds__(1024) grid_kernel(const In *in, size_t n, Acc *partials, unsigned *done, Acc *result)
+{
+    const uint4 *g = reinterpret_cast<const uint4 *>(in);
+    const size_t nvec = n / (16 / sizeof(In));
+    Acc acc = Op::template id<Acc>();
+    if (V == CHUNK) {
+        const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
+        const size_t lo = min(nvec, per * blockIdx.x), hi = min(nvec, lo + per);
+        acc = stream<PRED, 4, In, Acc, Op>(g, lo, hi, threadIdx.x, blockDim.x, acc);
+    } else {
+        acc = stream<PRED, 4, In, Acc, Op>(g, 0, nvec, (size_t)blockIdx.x * blockDim.x + threadIdx.x,
+                                           (size_t)gridDim.x * blockDim.x, acc);
+    }
+    finish_wide<Acc, Op>(acc, partials, done, result);
+}
+
 __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
 
 /* Bulk variant: chunk c (B bytes) goes to block c % grid; thread 0 keeps S copies in flight; T threads. */
@@ -236,6 +289,12 @@ template <class In, class Acc, class Op> struct Runner {
         unsigned *done = static_cast<unsigned *>(d_work);
         reg_kernel<V, U, In, Acc, Op><<<grid, block, 0, st>>>(in, n, partials, done, d_res);
     }
+    template <int V> void grid_launch(const In *in, size_t n, int block, int grid, cudaStream_t st)
+    {
+        Acc *partials = reinterpret_cast<Acc *>(static_cast<char *>(d_work) + 256);
+        unsigned *done = static_cast<unsigned *>(d_work);
+        grid_kernel<V, In, Acc, Op><<<grid, block, 0, st>>>(in, n, partials, done, d_res);
+    }
     template <int S, unsigned B, int T> void bulk(const In *in, size_t n, int grid, cudaStream_t st)
     {
         Acc *partials = reinterpret_cast<Acc *>(static_cast<char *>(d_work) + 256);
@@ -250,7 +309,7 @@ static float median(std::vector<float> v)
     return v[v.size() / 2];
 }
 
-template <class In, class Acc, class Op> void run_case(const char *label, size_t n, int reps, int sms)
+template <class In, class Acc, class Op> void run_case(const char *label, size_t n, int reps, int sms, bool grid_mode)
 {
     const size_t bytes = n * sizeof(In);
     const size_t nbuf = bytes <= (120u << 20) ? (size_t)((240u << 20) + bytes - 1) / bytes : 1;
@@ -336,6 +395,48 @@ template <class In, class Acc, class Op> void run_case(const char *label, size_t
     cub_go(buf[0]);
     CK(cudaMalloc(&tmp, tmp_bytes));
     float cub = time(cub_go, "CUB", 0, 0, true);
+    const int kMaxPartials = 8 * 2048;
+    if (grid_mode) {
+        /* as shipped below DR_GPU_BULK_FROM_BYTES: base/4, one device-full wave, dreduce's block for the size */
+        for (int block : {512, 1024}) {
+            int per_sm = 0;
+            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reg_kernel<BASE, 4, In, Acc, Op>, block, 0));
+            const int grid = sms * per_sm;
+            float m = time([&](const In *in) { r.template launch<BASE, 4>(in, n, block, grid, st); }, "base/4", block,
+                           grid, true);
+            printf("%60s ratio to CUB %.3f\n", "", cub / m);
+        }
+        const size_t nvec = n / (16 / sizeof(In));
+        for (int block : {256, 512, 1024}) {
+            int per_sm = 0;
+            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_kernel<BASE, In, Acc, Op>, block, 0));
+            const size_t tile = (nvec + 4 * (size_t)block - 1) / (4 * (size_t)block);
+            for (size_t waves : {1, 2, 4, 8, 0}) {
+                const size_t grid = waves ? std::min(tile, waves * sms * per_sm) : tile;
+                if (grid > (size_t)kMaxPartials) continue;
+                if (waves > 1 && grid == tile) continue; /* same as the tile row */
+                char name[32];
+                if (waves)
+                    snprintf(name, sizeof name, "grid x%zu", waves);
+                else
+                    snprintf(name, sizeof name, "grid tile");
+                float m = time([&](const In *in) { r.template grid_launch<BASE>(in, n, block, (int)grid, st); }, name,
+                               block, (int)grid, true);
+                printf("%60s ratio to CUB %.3f\n", "", cub / m);
+                char cname[40];
+                snprintf(cname, sizeof cname, "%s+chunk", name);
+                m = time([&](const In *in) { r.template grid_launch<CHUNK>(in, n, block, (int)grid, st); }, cname, block,
+                         (int)grid, true);
+                printf("%60s ratio to CUB %.3f\n", "", cub / m);
+            }
+        }
+        for (auto p : buf) CK(cudaFree(p));
+        CK(cudaFree(tmp));
+        CK(cudaFree(r.d_res));
+        CK(cudaFree(r.d_work));
+        CK(cudaStreamDestroy(st));
+        return;
+    }
 
     for (int block : {1024}) {
         auto vgo = [&](auto V, auto U) {
@@ -390,16 +491,18 @@ int main(int argc, char **argv)
     /* variants [reps [exponent...]]: default 2^24, 2^26, 2^28, 2^31 */
     int sms = 0;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-    std::vector<int> exps = {24, 26, 28, 31};
+    const bool grid_mode = argc > 1 && strcmp(argv[1], "grid") == 0;
+    if (grid_mode) ++argv, --argc;
+    std::vector<int> exps = grid_mode ? std::vector<int>{22, 24, 25} : std::vector<int>{24, 26, 28, 31};
     if (argc > 2) exps.assign(1, atoi(argv[2]));
     for (int i = 3; i < argc; ++i) exps.push_back(atoi(argv[i]));
     for (int e : exps) {
         const size_t n = (size_t)1 << e;
-        const int reps = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : (e <= 24 ? 200 : 40);
-        run_case<int, long long, Sum>("int32 sum -> int64", n, reps, sms);
-        run_case<float, double, Sum>("float32 sum -> float64", n, reps, sms);
-        run_case<float, float, Max>("float32 max", n, reps, sms);
-        if (e < 31) run_case<double, double, Sum>("float64 sum", n, reps, sms);
+        const int reps = argc > 1 && atoi(argv[1]) > 0 ? atoi(argv[1]) : (e <= 24 || grid_mode ? 200 : 40);
+        run_case<int, long long, Sum>("int32 sum -> int64", n, reps, sms, grid_mode);
+        run_case<float, double, Sum>("float32 sum -> float64", n, reps, sms, grid_mode);
+        run_case<float, float, Max>("float32 max", n, reps, sms, grid_mode);
+        if (e < 31 && !grid_mode) run_case<double, double, Sum>("float64 sum", n, reps, sms, grid_mode);
     }
     return 0;
 }
