@@ -48,7 +48,7 @@ typedef struct {
     size_t grid[DR_GPU_MAX_PASSES];
     size_t work_bytes;    /* workspace needed */
     uint64_t serial_depth; /* most roundings along any path from an input to the result (for float error bounds) */
-    int cluster;           /* multipass: the grid is one thread-block cluster (small inputs on Hopper) */
+    int cluster;           /* multipass: the cluster kernel (small inputs on Hopper; one block runs it without a cluster) */
     int bulk;              /* multipass: the grid streams the input with bulk copies (large inputs on Hopper) */
 } dr_gpu_plan_t;
 

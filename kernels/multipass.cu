@@ -9,7 +9,8 @@
  * are deterministic. One launch instead of two saves a launch gap (~5 us on an H200), which is most of the time
  * for small inputs. When one block suffices it writes the result directly; when a few blocks do (at most 8 blocks
  * of 2 rounds each) and the GPU is a Hopper, they run as one thread-block cluster and meet in distributed shared
- * memory instead (multipass_cluster_kernel).
+ * memory instead (multipass_cluster_kernel). On a Hopper the single block is that kernel too, launched without a
+ * cluster, for its one-round path (accumulate_one_round).
  *
  * Large inputs on Hopper (from DR_GPU_BULK_FROM_BYTES, about twice the L2) stream through the copy engine of each SM
  * instead of through registers (multipass_bulk_kernel): one thread per block issues bulk copies (cp.async.bulk,
@@ -92,6 +93,32 @@ __device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n,
 
     /* Tail: fewer than kVec elements after the last whole vector. */
     const size_t t = split.head + nvec * kVec + tid;
+    if (t < n) acc = Op::combine(acc, dr_widen<Acc>(g_in[t]));
+    return acc;
+}
+
+/* Inputs of at most one round (kUnroll vectors per thread of the grid): accumulate's reads in 32-bit arithmetic,
+ * the round's kUnroll loads predicated and issued together (accumulate's remainder loop would issue a partial round
+ * one load at a time), so the only memory round trip starts sooner and fewer instructions stand between it and the
+ * result. At these sizes a reduction is latency, not bandwidth. Only in the cluster kernel, whose grid is at most
+ * kClusterMax blocks: the extra registers of this path would cost multipass_kernel its occupancy. */
+template <class In, class Acc, class Op>
+__device__ __forceinline__ Acc accumulate_one_round(const In *__restrict__ g_in, unsigned n, Acc acc)
+{
+    constexpr unsigned kVec = 16 / sizeof(In);
+    const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nthreads = gridDim.x * blockDim.x;
+    const unsigned head = min((unsigned)(((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In)), n);
+    const unsigned nvec = (n - head) / kVec;
+    const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+        if (tid + u * nthreads < nvec) v[u] = __ldg(g_vec + tid + u * nthreads);
+    if (tid < head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+        if (tid + u * nthreads < nvec) acc = combine_vector<In, Acc, Op>(acc, v[u]);
+    const unsigned t = head + nvec * kVec + tid;
     if (t < n) acc = Op::combine(acc, dr_widen<Acc>(g_in[t]));
     return acc;
 }
@@ -200,8 +227,14 @@ template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(1024) multipass_cluster_kernel(const In *__restrict__ g_in, size_t n, Acc *g_result)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    Acc acc = accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>());
+    const bool one_round = n <= (size_t)gridDim.x * blockDim.x * kUnroll * (16 / sizeof(In));
+    Acc acc = one_round ? accumulate_one_round<In, Acc, Op>(g_in, (unsigned)n, dr_identity<Op, Acc>())
+                        : accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>());
     acc = dr_block_reduce<Op>(acc);
+    if (gridDim.x == 1) { /* launched without a cluster: the block is the grid */
+        if (threadIdx.x == 0) *g_result = acc;
+        return;
+    }
     __shared__ Acc s_partial;
     if (threadIdx.x == 0) s_partial = acc;
     cg::cluster_group cluster = cg::this_cluster();
@@ -327,7 +360,7 @@ template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu
     size_t grid = ceil_div(r->n, per_block);
     p->cluster = 0;
     p->bulk = 0;
-    if (grid > 1 && grid <= kClusterMax * kClusterRounds) {
+    if (grid <= kClusterMax * kClusterRounds) { /* a single block too: the cluster kernel's one-round path */
         int cluster_ok = 0;
         if ((err = dr_gpu_hopper_paths(r->device, &cluster_ok)) != cudaSuccess) return err;
         if (cluster_ok) {
@@ -355,7 +388,9 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
     const In *in = static_cast<const In *>(r->d_in);
     Acc *result = static_cast<Acc *>(r->d_result);
-    if (p->cluster) {
+    if (p->cluster && p->grid[0] == 1) {
+        multipass_cluster_kernel<In, Acc, Op><<<1, r->block, 0, s>>>(in, r->n, result);
+    } else if (p->cluster) {
         cudaLaunchConfig_t cfg = {};
         cudaLaunchAttribute attr[1];
         attr[0].id = cudaLaunchAttributeClusterDimension;
