@@ -366,16 +366,16 @@ static void test_min_max_rules(uint64_t *rng)
     const double dn = NAN, di = INFINITY;
     const float fv[] = {1.0f, -1.0f, 0.0f, -0.0f, fi, -fi, 3.4e38f, 1e-45f};
     for (size_t i = 0; i < sizeof fv / sizeof fv[0]; ++i) {
-        CHECK(isnan(dr_min_f32(fn, fv[i])), "dr_min_f32(NaN, %g) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_min_f32(fv[i], fn)), "dr_min_f32(%g, NaN) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_max_f32(fn, fv[i])), "dr_max_f32(NaN, %g) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_max_f32(fv[i], fn)), "dr_max_f32(%g, NaN) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_min_f64(dn, fv[i])), "dr_min_f64(NaN, %g) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_min_f64(fv[i], dn)), "dr_min_f64(%g, NaN) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_max_f64(dn, fv[i])), "dr_max_f64(NaN, %g) is not NaN", (double)fv[i]);
-        CHECK(isnan(dr_max_f64(fv[i], dn)), "dr_max_f64(%g, NaN) is not NaN", (double)fv[i]);
+        CHECK(is_canon_f(dr_min_f32(fn, fv[i])), "dr_min_f32(NaN, %g) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_f(dr_min_f32(fv[i], fn)), "dr_min_f32(%g, NaN) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_f(dr_max_f32(fn, fv[i])), "dr_max_f32(NaN, %g) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_f(dr_max_f32(fv[i], fn)), "dr_max_f32(%g, NaN) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_d(dr_min_f64(dn, fv[i])), "dr_min_f64(NaN, %g) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_d(dr_min_f64(fv[i], dn)), "dr_min_f64(%g, NaN) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_d(dr_max_f64(dn, fv[i])), "dr_max_f64(NaN, %g) is not the canonical NaN", (double)fv[i]);
+        CHECK(is_canon_d(dr_max_f64(fv[i], dn)), "dr_max_f64(%g, NaN) is not the canonical NaN", (double)fv[i]);
     }
-    CHECK(is_canon_f(dr_min_f32(fn, fn)) && is_canon_d(dr_max_f64(dn, dn)), "min/max(NaN, NaN) is not NaN");
+    CHECK(is_canon_f(dr_min_f32(fn, fn)) && is_canon_d(dr_max_f64(dn, dn)), "min/max(NaN, NaN) is not the canonical NaN");
     CHECK(is_negzero_f(dr_min_f32(-0.0f, 0.0f)), "dr_min_f32(-0, +0) = %g, expected -0", (double)dr_min_f32(-0.0f, 0.0f));
     CHECK(is_negzero_f(dr_min_f32(0.0f, -0.0f)), "dr_min_f32(+0, -0) = %g, expected -0", (double)dr_min_f32(0.0f, -0.0f));
     CHECK(is_poszero_f(dr_max_f32(-0.0f, 0.0f)), "dr_max_f32(-0, +0) = %g, expected +0", (double)dr_max_f32(-0.0f, 0.0f));
