@@ -14,7 +14,7 @@
  *            bulk2x32K with 2 blocks per SM)
  *   grid     (`dreduce-variants grid ...`) the register loop (pred) on grids from one device-full wave to one round
  *            per thread ("tile", as CUB sizes its first pass), the grid-wide stride or per-block contiguous ranges,
- *            with the last block's pass over the partials 8 loads in flight per thread
+ *            with the last block's pass over the partials 8 loads in flight per thread (finish<8>)
  *
  * Timing: CUDA events around each launch (so launch latency is in every row alike), median of the reps.
  * Usage: dreduce-variants [reps [exponent...]]   (default: 2^24, 2^26, 2^28, 2^31; 200 reps at 2^24, else 40)
@@ -122,8 +122,10 @@ __device__ __forceinline__ Acc stream(const uint4 *g, size_t lo, size_t hi, size
     return acc;
 }
 
-/* The shared finish: block partial, then the last block reduces all partials. */
-template <class Acc, class Op>
+/* The shared finish: block partial, then the last block reduces all partials with W loads in flight per thread
+ * (W = 1 as multipass ships; the grid experiment's larger grids need more: one load and a wait per partial is
+ * serial once there are more partials than threads). */
+template <class Acc, class Op, int W = 1>
 __device__ __forceinline__ void finish(Acc acc, Acc *partials, unsigned *done, Acc *result)
 {
     acc = block_reduce<Op>(acc);
@@ -138,13 +140,23 @@ __device__ __forceinline__ void finish(Acc acc, Acc *partials, unsigned *done, A
     if (!last) return;
     const volatile Acc *p = partials;
     Acc v = Op::template id<Acc>();
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) v = Op::f(v, (Acc)p[b]);
+    for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += W * blockDim.x) {
+        Acc x[W];
+#pragma unroll
+        for (int u = 0; u < W; ++u) {
+            const unsigned b = b0 + u * blockDim.x;
+            x[u] = b < gridDim.x ? (Acc)p[b] : Op::template id<Acc>();
+        }
+#pragma unroll
+        for (int u = 0; u < W; ++u) v = Op::f(v, x[u]);
+    }
     v = block_reduce<Op>(v);
     if (threadIdx.x == 0) *result = v;
 }
 
-/* Inputs are 16-byte aligned and n a multiple of the vector width here (the shipped kernel handles the rest). */
-template <int V, int U, class In, class Acc, class Op>
+/* Inputs are 16-byte aligned and n a multiple of the vector width here (the shipped kernel handles the rest). W:
+ * partials in flight in the last block (the grid experiment's larger grids take 8). */
+template <int V, int U, class In, class Acc, class Op, int W = 1>
 __global__ void __launch_bounds__(1024) reg_kernel(const In *in, size_t n, Acc *partials, unsigned *done, Acc *result)
 {
     const uint4 *g = reinterpret_cast<const uint4 *>(in);
@@ -158,56 +170,7 @@ __global__ void __launch_bounds__(1024) reg_kernel(const In *in, size_t n, Acc *
         acc = stream<V, U, In, Acc, Op>(g, 0, nvec, (size_t)blockIdx.x * blockDim.x + threadIdx.x,
                                         (size_t)gridDim.x * blockDim.x, acc);
     }
-    finish<Acc, Op>(acc, partials, done, result);
-}
-
-/* finish, with the last block reading the partials 8 at a time per thread: the loop in finish issues one load and
- * waits for it before the next, which is serial once the grid has more partials than the block has threads. */
-template <class Acc, class Op>
-__device__ __forceinline__ void finish_wide(Acc acc, Acc *partials, unsigned *done, Acc *result)
-{
-    acc = block_reduce<Op>(acc);
-    __shared__ bool last;
-    if (threadIdx.x == 0) {
-        partials[blockIdx.x] = acc;
-        cuda::atomic_ref<unsigned, cuda::thread_scope_device> d(*done);
-        last = d.fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
-        if (last) d.store(0, cuda::memory_order_relaxed);
-    }
-    __syncthreads();
-    if (!last) return;
-    const volatile Acc *p = partials;
-    Acc v = Op::template id<Acc>();
-    for (unsigned b0 = threadIdx.x; b0 < gridDim.x; b0 += 8 * blockDim.x) {
-        Acc x[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) {
-            const unsigned b = b0 + u * blockDim.x;
-            x[u] = b < gridDim.x ? (Acc)p[b] : Op::template id<Acc>();
-        }
-#pragma unroll
-        for (int u = 0; u < 8; ++u) v = Op::f(v, x[u]);
-    }
-    v = block_reduce<Op>(v);
-    if (threadIdx.x == 0) *result = v;
-}
-
-/* The grid experiment: pred/4 over the grid-wide stride (CHUNK: per-block contiguous ranges), finish_wide. */
-template <int V, class In, class Acc, class Op>
-__global__ void __launch_bounds__(1024) grid_kernel(const In *in, size_t n, Acc *partials, unsigned *done, Acc *result)
-{
-    const uint4 *g = reinterpret_cast<const uint4 *>(in);
-    const size_t nvec = n / (16 / sizeof(In));
-    Acc acc = Op::template id<Acc>();
-    if (V == CHUNK) {
-        const size_t per = (nvec + gridDim.x - 1) / gridDim.x;
-        const size_t lo = min(nvec, per * blockIdx.x), hi = min(nvec, lo + per);
-        acc = stream<PRED, 4, In, Acc, Op>(g, lo, hi, threadIdx.x, blockDim.x, acc);
-    } else {
-        acc = stream<PRED, 4, In, Acc, Op>(g, 0, nvec, (size_t)blockIdx.x * blockDim.x + threadIdx.x,
-                                           (size_t)gridDim.x * blockDim.x, acc);
-    }
-    finish_wide<Acc, Op>(acc, partials, done, result);
+    finish<Acc, Op, W>(acc, partials, done, result);
 }
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
@@ -293,7 +256,7 @@ template <class In, class Acc, class Op> struct Runner {
     {
         Acc *partials = reinterpret_cast<Acc *>(static_cast<char *>(d_work) + 256);
         unsigned *done = static_cast<unsigned *>(d_work);
-        grid_kernel<V, In, Acc, Op><<<grid, block, 0, st>>>(in, n, partials, done, d_res);
+        reg_kernel<V, 4, In, Acc, Op, 8><<<grid, block, 0, st>>>(in, n, partials, done, d_res);
     }
     template <int S, unsigned B, int T> void bulk(const In *in, size_t n, int grid, cudaStream_t st)
     {
@@ -409,7 +372,7 @@ template <class In, class Acc, class Op> void run_case(const char *label, size_t
         const size_t nvec = n / (16 / sizeof(In));
         for (int block : {256, 512, 1024}) {
             int per_sm = 0;
-            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, grid_kernel<BASE, In, Acc, Op>, block, 0));
+            CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reg_kernel<PRED, 4, In, Acc, Op, 8>, block, 0));
             const size_t tile = (nvec + 4 * (size_t)block - 1) / (4 * (size_t)block);
             for (size_t waves : {1, 2, 4, 8, 0}) {
                 const size_t grid = waves ? std::min(tile, waves * sms * per_sm) : tile;
@@ -420,7 +383,7 @@ template <class In, class Acc, class Op> void run_case(const char *label, size_t
                     snprintf(name, sizeof name, "grid x%zu", waves);
                 else
                     snprintf(name, sizeof name, "grid tile");
-                float m = time([&](const In *in) { r.template grid_launch<BASE>(in, n, block, (int)grid, st); }, name,
+                float m = time([&](const In *in) { r.template grid_launch<PRED>(in, n, block, (int)grid, st); }, name,
                                block, (int)grid, true);
                 printf("%60s ratio to CUB %.3f\n", "", cub / m);
                 char cname[40];
