@@ -58,6 +58,9 @@
 #include <string.h>
 
 #include <cub/cub.cuh>
+#include <cuda/functional>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -69,10 +72,13 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <time.h>
 #include <unistd.h>
 #include <vector>
 
+#include "dreduce/accum.h"
+#include "dreduce/table.h"
 #include "launch.h"
 extern "C" {
 #include "parallel.h"
@@ -108,6 +114,7 @@ struct Options {
     bool levels = false;
     bool small = false;
     int min_exp = 10, max_exp = 31;
+    bool exp_given = false; /* --min-exp/--max-exp: a sweep instead of the default sizes */
     std::vector<size_t> sizes; /* --sizes (overrides the exponents) */
     std::vector<int> blocks{0}; /* 0: dreduce's default for the size (dr_gpu_default_block) */
     std::vector<std::string> cases; /* --cases filter; empty: all */
@@ -129,12 +136,14 @@ void usage(FILE *f)
             "  --device N         CUDA device (default 0)\n"
             "  --json FILE        write every number as JSON to FILE\n"
             "  --quick            few sizes and reps: a smoke test\n"
-            "  --min-exp E        smallest size 2^E (default 10); sizes step by 2 in the exponent\n"
-            "  --max-exp E        largest size 2^E (default 31; always included)\n"
+            "  (sizes: 2^16, 2^20, 2^24, 2^28, 2^30, 2^31 unless --sizes or --min/max-exp give others)\n"
+            "  --min-exp E        a sweep from 2^E (default 10); sizes step by 2 in the exponent\n"
+            "  --max-exp E        ... up to 2^E (default 31; always included)\n"
             "  --sizes LIST       explicit sizes, comma-separated: 1048576, 16M, 2^24 (overrides --min/max-exp)\n"
             "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default: dreduce's default for the size; best one is the row)\n"
-            "  --cases LIST       only these cases: int32-sum, float32-sum, float32-sum-native, float64-sum,\n"
-            "                     int32-min, int32-max, float32-min, float32-max (default all)\n"
+            "  --cases LIST       only these rows, e.g. int32-sum,float16-min,float32-sum-native (default: every\n"
+            "                     (type, op, accumulator) row dreduce offers; --list-cases prints them)\n"
+            "  --list-cases       print every case id and the CUB call it is compared with, then exit\n"
             "  --levels-n N       n for --levels (default 16M = 2^24)\n"
             "  --warmup N         untimed reps before timing (default 5)\n"
             "  --reps N           timed reps per measurement (default 200 for n <= 2^20, 50 above; --small: batches)\n"
@@ -210,6 +219,8 @@ std::vector<std::string> split(const char *s)
     return out;
 }
 
+void list_cases(); /* with the cases, below */
+
 Options parse_options(int argc, char **argv)
 {
     Options o;
@@ -238,8 +249,10 @@ Options parse_options(int argc, char **argv)
             o.small = true;
         } else if (a == "--min-exp") {
             if (!parse_int(value(), 0, 40, &o.min_exp)) bad_usage("bad --min-exp: %s (0..40)", argv[i]);
+            o.exp_given = true;
         } else if (a == "--max-exp") {
             if (!parse_int(value(), 0, 40, &o.max_exp)) bad_usage("bad --max-exp: %s (0..40)", argv[i]);
+            o.exp_given = true;
         } else if (a == "--sizes") {
             const char *v = value();
             o.sizes.clear();
@@ -259,6 +272,9 @@ Options parse_options(int argc, char **argv)
             }
         } else if (a == "--cases") {
             o.cases = split(value());
+        } else if (a == "--list-cases") {
+            list_cases();
+            exit(0);
         } else if (a == "--levels-n") {
             const char *v = value();
             if (!parse_size(v, &o.levels_n)) bad_usage("bad --levels-n: %s", v);
@@ -403,94 +419,180 @@ void write_json(const Options &o, const Json &j)
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
-/* CUB: the same reduction as ours. CUB picks 32-bit offsets for a 32-bit num_items (faster), so pass one when n
- * fits. */
+/* CUB: the same reduction as ours, for every row of the reduction table (include/dreduce/table.h). Where the input
+ * is the accumulator type, CUB's own Sum/Min/Max (or Reduce with the op); where dreduce widens (int32 sums in int64,
+ * float32 sums in float64, every 16-bit float row, ...), TransformReduce with the same widening and the op on the
+ * accumulator type. The 16-bit floats are CUB's __half / __nv_bfloat16, widened by CUDA's own __half2float /
+ * __bfloat162float. CUB picks 32-bit offsets for a 32-bit num_items (faster), so pass one when n fits. */
 
-struct ToF64 {
-    __host__ __device__ double operator()(float x) const { return (double)x; }
+/* CUB's input type for each table token. */
+typedef int32_t cub_in_INT32;
+typedef int64_t cub_in_INT64;
+typedef uint32_t cub_in_UINT32;
+typedef uint64_t cub_in_UINT64;
+typedef float cub_in_FLOAT32;
+typedef double cub_in_FLOAT64;
+typedef __half cub_in_FLOAT16;
+typedef __nv_bfloat16 cub_in_BFLOAT16;
+typedef int32_t cub_acc_I32;
+typedef uint32_t cub_acc_U32;
+typedef int64_t cub_acc_I64;
+typedef uint64_t cub_acc_U64;
+typedef float cub_acc_F32;
+typedef double cub_acc_F64;
+
+template <class Acc> struct Widen {
+    template <class In> __host__ __device__ Acc operator()(In x) const { return (Acc)x; }
+    __device__ Acc operator()(__half x) const { return (Acc)__half2float(x); }
+    __device__ Acc operator()(__nv_bfloat16 x) const { return (Acc)__bfloat162float(x); }
 };
 
-enum CubOp { kCubSum, kCubMin, kCubMax, kCubSumF32ToF64 };
+/* The op on the accumulator type, by dr_op_t. */
+template <dr_op_t Op, class Acc> struct CubOp;
+template <class Acc> struct CubOp<DR_SUM, Acc> { typedef cuda::std::plus<Acc> type; static constexpr const char *name = "plus"; };
+template <class Acc> struct CubOp<DR_PROD, Acc> { typedef cuda::std::multiplies<Acc> type; static constexpr const char *name = "multiplies"; };
+template <class Acc> struct CubOp<DR_MIN, Acc> { typedef cuda::minimum<Acc> type; static constexpr const char *name = "minimum"; };
+template <class Acc> struct CubOp<DR_MAX, Acc> { typedef cuda::maximum<Acc> type; static constexpr const char *name = "maximum"; };
+template <class Acc> struct CubOp<DR_BAND, Acc> { typedef cuda::std::bit_and<Acc> type; static constexpr const char *name = "bit_and"; };
+template <class Acc> struct CubOp<DR_BOR, Acc> { typedef cuda::std::bit_or<Acc> type; static constexpr const char *name = "bit_or"; };
+template <class Acc> struct CubOp<DR_BXOR, Acc> { typedef cuda::std::bit_xor<Acc> type; static constexpr const char *name = "bit_xor"; };
 
-template <CubOp K, class In, class Out, class Off>
-cudaError_t cub_call_off(void *temp, size_t &temp_bytes, const In *in, Out *out, Off n, cudaStream_t s)
+/* The op's identity in Acc (accum.h's, so CUB starts where we start). */
+template <class Acc> Acc identity_of(dr_acc_kind_t kind, dr_op_t op)
 {
-    if constexpr (K == kCubSum) return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, s);
-    else if constexpr (K == kCubMin) return cub::DeviceReduce::Min(temp, temp_bytes, in, out, n, s);
-    else if constexpr (K == kCubMax) return cub::DeviceReduce::Max(temp, temp_bytes, in, out, n, s);
-    else
-        return cub::DeviceReduce::TransformReduce(temp, temp_bytes, in, out, n, cuda::std::plus<double>{}, ToF64{},
-                                                  0.0, s);
+    dr_value_t v;
+    dr_acc_identity(kind, op, &v);
+    Acc a;
+    memcpy(&a, &v, sizeof a);
+    return a;
 }
 
-template <CubOp K, class In, class Out>
-cudaError_t cub_call(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n, cudaStream_t s)
+template <class In, class Acc, dr_op_t Op, class Off>
+cudaError_t cub_call_off(void *temp, size_t &temp_bytes, const In *in, Acc *out, Off n, dr_acc_kind_t kind,
+                         cudaStream_t s)
+{
+    typedef typename CubOp<Op, Acc>::type F;
+    if constexpr (std::is_same<In, Acc>::value) {
+        if constexpr (Op == DR_SUM) return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, s);
+        else if constexpr (Op == DR_MIN) return cub::DeviceReduce::Min(temp, temp_bytes, in, out, n, s);
+        else if constexpr (Op == DR_MAX) return cub::DeviceReduce::Max(temp, temp_bytes, in, out, n, s);
+        else return cub::DeviceReduce::Reduce(temp, temp_bytes, in, out, n, F{}, identity_of<Acc>(kind, Op), s);
+    } else {
+        return cub::DeviceReduce::TransformReduce(temp, temp_bytes, in, out, n, F{}, Widen<Acc>{},
+                                                  identity_of<Acc>(kind, Op), s);
+    }
+}
+
+template <class In, class Acc, dr_op_t Op>
+cudaError_t cub_call(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n, dr_acc_kind_t kind,
+                     cudaStream_t s)
 {
     if (n <= (size_t)UINT32_MAX)
-        return cub_call_off<K>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Out *>(out), (uint32_t)n,
-                               s);
-    return cub_call_off<K>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Out *>(out),
-                           (unsigned long long)n, s);
+        return cub_call_off<In, Acc, Op>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Acc *>(out),
+                                         (uint32_t)n, kind, s);
+    return cub_call_off<In, Acc, Op>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Acc *>(out),
+                                     (unsigned long long)n, kind, s);
 }
 
-typedef cudaError_t (*CubFn)(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n, cudaStream_t s);
+/* "DeviceReduce::Sum(float64)", "DeviceReduce::TransformReduce(float16 -> float32, minimum)", ... */
+template <class In, class Acc, dr_op_t Op> std::string cub_api(dr_dtype_t dtype, dr_acc_kind_t kind)
+{
+    std::string in = dr_dtype_name(dtype), acc = dr_acc_kind_name(kind);
+    if (std::is_same<In, Acc>::value) {
+        if (Op == DR_SUM) return "DeviceReduce::Sum(" + in + ")";
+        if (Op == DR_MIN) return "DeviceReduce::Min(" + in + ")";
+        if (Op == DR_MAX) return "DeviceReduce::Max(" + in + ")";
+        return "DeviceReduce::Reduce(" + in + ", " + CubOp<Op, Acc>::name + ")";
+    }
+    return "DeviceReduce::TransformReduce(" + in + " -> " + acc + ", " + CubOp<Op, Acc>::name + ")";
+}
+
+typedef cudaError_t (*CubFn)(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n,
+                             dr_acc_kind_t kind, cudaStream_t s);
 
 struct Case {
-    const char *id;
+    std::string id; /* "int32-sum", "float32-sum-native", "float16-min", ... */
     dr_dtype_t dtype;
     dr_op_t op;
     dr_acc_mode_t mode;
-    const char *cub_api;
-    size_t cub_out_size;
+    dr_acc_kind_t acc;
+    std::string cub_api;
     CubFn cub;
 };
 
-const Case kCases[] = {
-    {"int32-sum", DR_INT32, DR_SUM, DR_ACC_WIDE, "DeviceReduce::Sum(int32 -> int64 out, accumulates in int64)", 8,
-     cub_call<kCubSum, int32_t, int64_t>},
-    {"float32-sum", DR_FLOAT32, DR_SUM, DR_ACC_WIDE, "DeviceReduce::TransformReduce(float32 -> float64, plus)", 8,
-     cub_call<kCubSumF32ToF64, float, double>},
-    {"float32-sum-native", DR_FLOAT32, DR_SUM, DR_ACC_NATIVE, "DeviceReduce::Sum(float32)", 4,
-     cub_call<kCubSum, float, float>},
-    {"float64-sum", DR_FLOAT64, DR_SUM, DR_ACC_WIDE, "DeviceReduce::Sum(float64)", 8,
-     cub_call<kCubSum, double, double>},
-    {"int32-min", DR_INT32, DR_MIN, DR_ACC_WIDE, "DeviceReduce::Min(int32)", 4, cub_call<kCubMin, int32_t, int32_t>},
-    {"int32-max", DR_INT32, DR_MAX, DR_ACC_WIDE, "DeviceReduce::Max(int32)", 4, cub_call<kCubMax, int32_t, int32_t>},
-    {"float32-min", DR_FLOAT32, DR_MIN, DR_ACC_WIDE, "DeviceReduce::Min(float32)", 4,
-     cub_call<kCubMin, float, float>},
-    {"float32-max", DR_FLOAT32, DR_MAX, DR_ACC_WIDE, "DeviceReduce::Max(float32)", 4,
-     cub_call<kCubMax, float, float>},
-};
-constexpr int kNumCases = (int)(sizeof kCases / sizeof kCases[0]);
+/* One row: a float sum or product accumulating in float32 is the --acc native row, "-native" in its id; every
+ * other row is what the default mode picks. */
+template <class In, class Acc, dr_op_t Op> void add_case(std::vector<Case> &v, dr_dtype_t dtype, dr_acc_kind_t acc)
+{
+    Case c;
+    c.dtype = dtype;
+    c.op = Op;
+    c.acc = acc;
+    const bool native = dr_dtype_is_float(dtype) && dtype != DR_FLOAT64 && acc == DR_ACC_F32 &&
+                        (Op == DR_SUM || Op == DR_PROD);
+    c.mode = native ? DR_ACC_NATIVE : DR_ACC_WIDE;
+    c.id = std::string(dr_dtype_name(dtype)) + "-" + dr_op_name(Op) + (native ? "-native" : "");
+    c.cub_api = cub_api<In, Acc, Op>(dtype, acc);
+    c.cub = cub_call<In, Acc, Op>;
+    if (dr_acc_select(dtype, Op, c.mode) != acc) {
+        fprintf(stderr, "internal error: case %s: table row and dr_acc_select disagree\n", c.id.c_str());
+        exit(1);
+    }
+    v.push_back(c);
+}
 
-dr_acc_kind_t case_acc(const Case &c) { return dr_acc_select(c.dtype, c.op, c.mode); }
+/* Every row of the reduction table, in its order (grouped by type). */
+std::vector<Case> make_cases()
+{
+    std::vector<Case> v;
+#define X(DT, OP, op, ACC, acc) add_case<cub_in_##DT, cub_acc_##ACC, DR_##OP>(v, DR_##DT, DR_ACC_##ACC);
+    DR_REDUCTION_TABLE
+#undef X
+    return v;
+}
+
+const std::vector<Case> &all_cases()
+{
+    static const std::vector<Case> cases = make_cases();
+    return cases;
+}
+
+dr_acc_kind_t case_acc(const Case &c) { return c.acc; }
+
+void list_cases()
+{
+    for (const Case &c : all_cases())
+        printf("%-22s %-8s %-5s %-4s %s\n", c.id.c_str(), dr_dtype_name(c.dtype), dr_op_name(c.op),
+               dr_acc_kind_name(c.acc), c.cub_api.c_str());
+}
 
 /* Exits 2 on an unknown name (called while parsing, before any CUDA call). */
 void validate_cases(const Options &o)
 {
     for (const std::string &want : o.cases) {
         bool found = false;
-        for (int i = 0; i < kNumCases; ++i) found = found || want == kCases[i].id;
-        if (!found) bad_usage("unknown case in --cases: %s", want.c_str());
+        for (const Case &c : all_cases()) found = found || want == c.id;
+        if (!found) bad_usage("unknown case in --cases: %s (see --list-cases)", want.c_str());
     }
 }
 
 std::vector<const Case *> selected_cases(const Options &o)
 {
     std::vector<const Case *> out;
-    for (int i = 0; i < kNumCases; ++i) {
+    for (const Case &c : all_cases()) {
         bool take = o.cases.empty();
-        for (const std::string &want : o.cases) take = take || want == kCases[i].id;
-        if (take) {
-            if (dr_acc_kind_size(case_acc(kCases[i])) != kCases[i].cub_out_size) {
-                fprintf(stderr, "internal error: case %s: CUB output size differs from our accumulator\n",
-                        kCases[i].id);
-                exit(1);
-            }
-            out.push_back(&kCases[i]);
-        }
+        for (const std::string &want : o.cases) take = take || want == c.id;
+        if (take) out.push_back(&c);
     }
     return out;
+}
+
+const Case *case_by_id(const char *id)
+{
+    for (const Case &c : all_cases())
+        if (c.id == id) return &c;
+    fprintf(stderr, "internal error: no case %s\n", id);
+    exit(1);
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
@@ -744,14 +846,14 @@ bool alloc_inputs(Inputs &in, const Case &cs, size_t n, int nbuf)
     CK(cudaMemGetInfo(&free_b, &total_b));
     const size_t need = (size_t)nbuf * in.stride + 256 * kMiB;
     if (need > free_b) {
-        printf("note: skipping %s n=%zu: needs %.2f GiB, %.2f GiB free\n", cs.id, n,
+        printf("note: skipping %s n=%zu: needs %.2f GiB, %.2f GiB free\n", cs.id.c_str(), n,
                (double)need / (1024.0 * 1024 * 1024), (double)free_b / (1024.0 * 1024 * 1024));
         return false;
     }
     cudaError_t e = cudaMalloc(&in.d, (size_t)nbuf * in.stride);
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
-        printf("note: skipping %s n=%zu: cudaMalloc of %.2f GiB failed\n", cs.id, n,
+        printf("note: skipping %s n=%zu: cudaMalloc of %.2f GiB failed\n", cs.id.c_str(), n,
                (double)nbuf * (double)in.stride / (1024.0 * 1024 * 1024));
         in.d = nullptr;
         return false;
@@ -888,13 +990,13 @@ CubResult run_cub(Ctx &c, const Inputs &in, int warmup, int reps)
 {
     CubResult res;
     ensure_slots(c, warmup + reps);
-    CK(in.cs->cub(nullptr, &res.temp_bytes, in.buf(0), slot(c, 0), in.n, c.s)); /* size query; launches nothing */
+    CK(in.cs->cub(nullptr, &res.temp_bytes, in.buf(0), slot(c, 0), in.n, in.acc, c.s)); /* size query; launches nothing */
     Workspace temp;
     temp.ensure(std::max<size_t>(res.temp_bytes, 256), c.s);
     poison_slots(c, warmup + reps);
     std::vector<double> ms = time_reps(c, warmup, reps, [&](int i) {
         size_t tb = res.temp_bytes;
-        CK(in.cs->cub(temp.d, &tb, in.buf(i), slot(c, i), in.n, c.s));
+        CK(in.cs->cub(temp.d, &tb, in.buf(i), slot(c, i), in.n, in.acc, c.s));
     });
     res.st = stats_of(ms);
     res.max_err = check_slots(c, in, warmup + reps, (uint64_t)in.n, "CUB");
@@ -966,11 +1068,75 @@ std::vector<size_t> perf_sizes(const Options &o)
 {
     if (!o.sizes.empty()) return o.sizes;
     if (o.quick) return {(size_t)1 << 10, (size_t)1 << 20, (size_t)1 << 24};
+    /* Every row at the sizes past the L2 that the targets name, and a few smaller ones. */
+    if (!o.exp_given)
+        return {(size_t)1 << 16, (size_t)1 << 20, (size_t)1 << 24, (size_t)1 << 28, (size_t)1 << 30, (size_t)1 << 31};
     std::vector<size_t> v;
     int e = o.min_exp;
     for (; e <= o.max_exp; e += 2) v.push_back((size_t)1 << e);
     if (v.empty() || v.back() != ((size_t)1 << o.max_exp)) v.push_back((size_t)1 << o.max_exp);
     return v;
+}
+
+/* One measured (case, n), for the summary. */
+struct Measured {
+    const Case *cs;
+    size_t n;
+    double gbs, ratio, pct_copy;
+};
+
+/* One line per row (type, op, accumulator), grouped by type: GB/s at each size; then, over the sizes from 2^28
+ * (past the L2, where the targets are set), the lowest ratio to CUB and the lowest bandwidth as a percentage of
+ * int32 sum's at the same size in this run; and % of the copy ceiling at the largest size. */
+void print_summary(const std::vector<Measured> &m, const std::vector<size_t> &sizes)
+{
+    const size_t big = (size_t)1 << 28;
+    std::map<size_t, double> int32_sum; /* GB/s by n */
+    for (const Measured &x : m)
+        if (x.cs->id == "int32-sum") int32_sum[x.n] = x.gbs;
+    printf("summary: GB/s per row and size; over n >= 2^28: lowest ratio to CUB (CUB ms / ours ms) and lowest GB/s "
+           "as %% of int32 sum's at that n; %% of the copy ceiling at the largest n\n");
+    printf("%-22s %-4s", "row", "acc");
+    for (size_t n : sizes) {
+        char h[16];
+        int e = 0;
+        while (((size_t)1 << e) < n) ++e;
+        if (((size_t)1 << e) == n) snprintf(h, sizeof h, "2^%d", e);
+        else snprintf(h, sizeof h, "%zu", n);
+        printf(" %8s", h);
+    }
+    printf(" | %8s %9s %7s\n", "minCUBx", "%int32sum", "%copy");
+    dr_dtype_t last = DR_DTYPE_COUNT;
+    for (const Case &c : all_cases()) {
+        bool any = false;
+        for (const Measured &x : m) any = any || x.cs == &c;
+        if (!any) continue;
+        if (last != DR_DTYPE_COUNT && c.dtype != last) printf("\n");
+        last = c.dtype;
+        printf("%-22s %-4s", c.id.c_str(), dr_acc_kind_name(c.acc));
+        double min_ratio = INFINITY, min_rel = INFINITY, pct_copy = NAN;
+        for (size_t n : sizes) {
+            const Measured *hit = nullptr;
+            for (const Measured &x : m)
+                if (x.cs == &c && x.n == n) hit = &x;
+            if (!hit) {
+                printf(" %8s", "-");
+                continue;
+            }
+            printf(" %8.1f", hit->gbs);
+            pct_copy = hit->pct_copy;
+            if (n >= big) {
+                min_ratio = std::min(min_ratio, hit->ratio);
+                if (int32_sum.count(n) && int32_sum[n] > 0) min_rel = std::min(min_rel, 100.0 * hit->gbs / int32_sum[n]);
+            }
+        }
+        if (std::isfinite(min_ratio)) printf(" | %8.3f", min_ratio);
+        else printf(" | %8s", "-");
+        if (std::isfinite(min_rel)) printf(" %8.1f%%", min_rel);
+        else printf(" %9s", "-");
+        printf(" %6.1f%%\n", pct_copy);
+    }
+    printf("\n");
 }
 
 int mode_perf(const Options &o)
@@ -1001,6 +1167,7 @@ int mode_perf(const Options &o)
     j.end_arr();
 
     std::map<size_t, CopyResult> copies; /* by bytes */
+    std::vector<Measured> summary;
     j.key("results").arr();
 
     printf("%-8s %-4s %-7s %11s | %10s %8s %5s | %10s %8s | %6s | %7s %7s | %8s\n", "type", "op", "acc", "n",
@@ -1016,7 +1183,7 @@ int mode_perf(const Options &o)
             const int nbuf = rotation_buffers(bytes, slots);
             if (!alloc_inputs(in, *cs, n, nbuf)) {
                 j.obj();
-                j.key("case").str(cs->id);
+                j.key("case").str(cs->id.c_str());
                 j.key("n").u64(n);
                 j.key("skipped").str("does not fit in free device memory");
                 j.end_obj();
@@ -1042,6 +1209,7 @@ int mode_perf(const Options &o)
             const double ratio = ob.st.median > 0 ? cub.st.median / ob.st.median : 0;
             const double pct_ours = cp.gbs > 0 ? 100.0 * ours_gbs / cp.gbs : 0;
             const double pct_cub = cp.gbs > 0 ? 100.0 * cub_gbs / cp.gbs : 0;
+            summary.push_back({cs, n, ours_gbs, ratio, pct_ours});
             printf("%-8s %-4s %-7s %11zu | %10.4f %8.1f %5d | %10.4f %8.1f | %6.2f | %6.1f%% %6.1f%% | %8.1f%s\n",
                    dr_dtype_name(cs->dtype), dr_op_name(cs->op), dr_acc_kind_name(in.acc), n, ob.st.median,
                    ours_gbs, ob.block, cub.st.median, cub_gbs, ratio, pct_ours, pct_cub, cp.gbs,
@@ -1049,7 +1217,7 @@ int mode_perf(const Options &o)
             fflush(stdout);
 
             j.obj();
-            j.key("case").str(cs->id);
+            j.key("case").str(cs->id.c_str());
             j.key("dtype").str(dr_dtype_name(cs->dtype));
             j.key("op").str(dr_op_name(cs->op));
             j.key("acc_mode").str(dr_acc_mode_name(cs->mode));
@@ -1068,7 +1236,7 @@ int mode_perf(const Options &o)
             j.end_arr();
             j.end_obj();
             j.key("cub").obj();
-            j.key("api").str(cs->cub_api);
+            j.key("api").str(cs->cub_api.c_str());
             j.key("temp_bytes").u64(cub.temp_bytes);
             json_stats(j, cub.st, (double)bytes);
             j.key("max_abs_error").num(cub.max_err);
@@ -1102,6 +1270,7 @@ int mode_perf(const Options &o)
     j.key("hold_timeouts").i64(c.hold_timeouts);
     j.end_obj();
 
+    print_summary(summary, sizes);
     printf("columns: ms = median GPU time per reduction; GB/s = bytes read / time; block = our best block size;\n"
            "ratio = CUB ms / ours ms (>= 1: ours faster); %%cp = GB/s / copy GB/s; copy GB/s = (read + written) / "
            "time of a device-to-device copy of the same bytes. All results checked against the host reference.\n");
@@ -1135,7 +1304,7 @@ int mode_levels(const Options &o)
 {
     Ctx c = init_device(o);
     print_header(c, "--levels: the tutorial's kernel levels, end to end");
-    const Case &cs = kCases[0]; /* int32 sum (accumulates in int64) */
+    const Case &cs = *case_by_id("int32-sum"); /* accumulates in int64 */
     const size_t n = o.levels_n;
     const int warmup = o.warmup >= 0 ? o.warmup : o.quick ? 2 : 5;
     const int reps = o.reps > 0 ? o.reps : o.quick ? 10 : 100;
@@ -1225,7 +1394,7 @@ int mode_levels(const Options &o)
     }
     j.end_arr();
     j.key("cub").obj();
-    j.key("api").str(cs.cub_api);
+    j.key("api").str(cs.cub_api.c_str());
     json_stats(j, cub.st, bytes);
     j.end_obj();
     j.key("tutorial_rtx3080").arr();
@@ -1390,17 +1559,18 @@ int mode_small(const Options &o)
                 measure_latency(c, batch, batches, [&] { CK(dr_gpu_reduce(&r, &plan, c.s, nullptr)); });
             check_slots(c, in, 1, plan.serial_depth, "ours (small)");
             if (ours.kernels != plan.passes)
-                printf("note: %s n=%zu: a captured reduction has %d kernel nodes, plan.passes is %d\n", cs->id, n,
+                printf("note: %s n=%zu: a captured reduction has %d kernel nodes, plan.passes is %d\n",
+                       cs->id.c_str(), n,
                        ours.kernels, plan.passes);
 
             size_t tb = 0;
-            CK(cs->cub(nullptr, &tb, in.buf(0), slot(c, 0), n, c.s));
+            CK(cs->cub(nullptr, &tb, in.buf(0), slot(c, 0), n, cs->acc, c.s));
             Workspace temp;
             temp.ensure(std::max<size_t>(tb, 256), c.s);
             poison_slots(c, 1);
             const Latency cub = measure_latency(c, batch, batches, [&] {
                 size_t t = tb;
-                CK(cs->cub(temp.d, &t, in.buf(0), slot(c, 0), n, c.s));
+                CK(cs->cub(temp.d, &t, in.buf(0), slot(c, 0), n, cs->acc, c.s));
             });
             check_slots(c, in, 1, (uint64_t)n, "CUB (small)");
             free_inputs(in);
@@ -1415,7 +1585,7 @@ int mode_small(const Options &o)
             fflush(stdout);
 
             j.obj();
-            j.key("case").str(cs->id);
+            j.key("case").str(cs->id.c_str());
             j.key("dtype").str(dr_dtype_name(cs->dtype));
             j.key("op").str(dr_op_name(cs->op));
             j.key("acc").str(dr_acc_kind_name(case_acc(*cs)));
@@ -1428,7 +1598,7 @@ int mode_small(const Options &o)
             json_latency(j, ours);
             j.end_obj();
             j.key("cub").obj();
-            j.key("api").str(cs->cub_api);
+            j.key("api").str(cs->cub_api.c_str());
             j.key("temp_bytes").u64(tb);
             json_latency(j, cub);
             j.end_obj();

@@ -37,18 +37,33 @@ DR_HD uint32_t dr_f32_to_bits(float f)
     return b;
 }
 
+/* float16 -> float32 is exact for every finite value and infinity. A NaN widens to the canonical NaN (0x7fffffff),
+ * whatever its sign and payload: the accumulator rules make every NaN result canonical anyway, and it is what the
+ * GPU's one-instruction conversion gives (tests/gpu/test_f16_widen.cu checks all 65,536 inputs against this host
+ * code, to the bit). On the device the conversion is that instruction (cvt.f32.f16): the portable bit code below
+ * costs a dozen instructions per element, which left the float16 kernels issue-bound at half the memory bandwidth
+ * (docs/performance.md). */
+#if defined(__CUDA_ARCH__)
+DR_HD float dr_f16_to_f32(uint16_t h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+#else
 DR_HD float dr_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu;
     uint32_t man = h & 0x3ffu;
-    if (exp == 0x1f) return dr_bits_to_f32(sign | 0x7f800000u | (man << 13)); /* inf, NaN (payload kept) */
+    if (exp == 0x1f) return dr_bits_to_f32(man ? 0x7fffffffu : sign | 0x7f800000u); /* NaN (canonical), inf */
     if (exp != 0) return dr_bits_to_f32(sign | ((exp + 112u) << 23) | (man << 13));
     if (man == 0) return dr_bits_to_f32(sign);
     /* Subnormal: value = man * 2^-24, exact in float32. */
     float v = (float)man * 5.9604644775390625e-8f;
     return sign ? -v : v;
 }
+#endif
 
 DR_HD float dr_bf16_to_f32(uint16_t h) { return dr_bits_to_f32((uint32_t)h << 16); }
 
