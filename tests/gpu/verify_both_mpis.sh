@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# On a GPU machine: build the tree against two MPIs and run the gpu label with each, as the design asks: the
+# CUDA-aware Open MPI kit (device buffers; sourced from KIT, default .gpu/ompi-cuda-env.sh, see
+# ../shared/device/README.md) and the system MPI (host-staged or mapped partials). Both builds run in parallel, then
+# the two test runs one after the other (they share the GPUs).
+# usage: tests/gpu/verify_both_mpis.sh [build|test|all] [CTEST ARGS...]
+#   build: configure and build both (build-cuda-aware, build-system); test: ctest -L gpu in each; all: both steps.
+# Env: KIT (the kit's env script), OUTDIR (logs and summaries; default $OUT or ./gpu-verify), JOBS (build jobs
+# each, default half the cores), ARCH (CUDA architectures, default 90).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,9p' "$0"; exit 0; fi
+step=${1:-all}
+[ $# -gt 0 ] && shift
+KIT=${KIT:-.gpu/ompi-cuda-env.sh}
+OUTDIR=${OUTDIR:-${OUT:-./gpu-verify}}
+JOBS=${JOBS:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
+ARCH=${ARCH:-90}
+mkdir -p "$OUTDIR"
+[ -f "$KIT" ] || { echo "verify_both_mpis: no CUDA-aware kit at $KIT (copy ../shared/device/* there)" >&2; exit 2; }
+
+configure_build() { # configure_build DIR [cmake args...]
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "$@" >/dev/null &&
+    cmake --build "$dir" -j"$JOBS" 2>&1 | grep -E "error|warning:|Error" || true
+  [ -x "$dir/dreduce" ]
+}
+
+status=0
+if [ "$step" = build ] || [ "$step" = all ]; then
+  ( . "$KIT" && configure_build build-cuda-aware -DMPI_HOME=/opt/ompi-cuda \
+      -DMPI_C_COMPILER=/opt/ompi-cuda/bin/mpicc ) >"$OUTDIR/build-cuda-aware.log" 2>&1 &
+  aware_pid=$!
+  configure_build build-system -DMPI_C_COMPILER=/usr/bin/mpicc >"$OUTDIR/build-system.log" 2>&1 &
+  system_pid=$!
+  wait $aware_pid || { echo "build against the CUDA-aware kit failed:"; tail -20 "$OUTDIR/build-cuda-aware.log"; status=1; }
+  wait $system_pid || { echo "build against the system MPI failed:"; tail -20 "$OUTDIR/build-system.log"; status=1; }
+  [ $status -eq 0 ] || exit $status
+  echo "built build-cuda-aware and build-system"
+fi
+
+if [ "$step" = test ] || [ "$step" = all ]; then
+  ( . "$KIT" && echo "CUDA-aware kit: $(ompi_info --parsable --all | grep mpi_built_with_cuda_support:value)" &&
+      ctest --test-dir build-cuda-aware -L gpu --output-on-failure "$@" ) >"$OUTDIR/gpu-cuda-aware.log" 2>&1 ||
+    status=1
+  echo "== gpu label, CUDA-aware Open MPI kit:"
+  grep -E "CUDA-aware kit|tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run|Skipped" "$OUTDIR/gpu-cuda-aware.log"
+  ( echo "system MPI: $(mpirun --version 2>&1 | head -1)" &&
+      ctest --test-dir build-system -L gpu --output-on-failure "$@" ) >"$OUTDIR/gpu-system.log" 2>&1 || status=1
+  echo "== gpu label, system MPI:"
+  grep -E "system MPI|tests passed|tests failed|\(Failed\)|\(Timeout\)|Not Run|Skipped" "$OUTDIR/gpu-system.log"
+fi
+exit $status
