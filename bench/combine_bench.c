@@ -23,6 +23,7 @@
 #include <nccl.h>
 #endif
 
+#include "binding.h"
 #include "timing.h"
 
 #define CK(call)                                                                                               \
@@ -61,8 +62,8 @@ int main(int argc, char **argv)
         printf("no GPU visible: skipped\n");
         return 77;
     }
-    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
-    CK(cudaSetDevice(lr ? atoi(lr) % ngpus : 0));
+    const int lr = dr_binding_env_local_rank(NULL); /* Open MPI's, Slurm's or Hydra's variable, -1 if none */
+    CK(cudaSetDevice(lr >= 0 ? lr % ngpus : 0));
     MK(MPI_Init(&argc, &argv));
     int rank, nranks;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -8,7 +8,8 @@
 #   DREDUCE_OUT    results directory (default results/$SLURM_JOB_ID in the job's working directory: where sbatch
 #                  ran, or its --chdir); give an earlier job's directory to resume its study
 #   DEVICE         auto (default: gpu when this node has GPUs, else cpu) | gpu | cpu; --device in DREDUCE_ARGS wins
-#   SRUN_MPI       srun's --mpi plugin (default: pmix if `srun --mpi=list` has it, else pmi2, else mpirun is used)
+#   SRUN_MPI       srun's --mpi plugin (default, from `srun --mpi=list` and the MPI the binary links, see
+#                  launch/mpi-flavor: Open MPI pmix, else pmi2; MPICH pmi2; with neither, the MPI's own launcher)
 #   SRUN_FLAGS     extra srun flags for every step (default: --cpu-bind=none, so dreduce binds each rank next to its
 #                  GPU with hwloc; see README "Running on a cluster")
 #   MPIEXEC        a launcher instead of srun (e.g. mpirun); MPIEXEC_FLAGS then go to it
@@ -49,14 +50,9 @@ dr_init() {
     dr_args=(--device "$dr_device" "${dr_args[@]}")
   fi
 
-  # The launcher: srun with pmix (else pmi2), else mpirun inside the allocation.
+  # The launcher: srun with the plugin for this MPI (launch/mpi-flavor), else the MPI's own inside the allocation.
   if [ -z "${MPIEXEC:-}" ] || [ "$(basename "${MPIEXEC%% *}")" = srun ]; then
-    if [ -z "${SRUN_MPI:-}" ]; then
-      local plugins
-      plugins=$(srun --mpi=list 2>&1 || true)
-      if grep -Eq '^[[:space:]]*(srun: )?(mpi/)?pmix' <<< "$plugins"; then SRUN_MPI=pmix
-      elif grep -Eq '^[[:space:]]*(srun: )?(mpi/)?pmi2' <<< "$plugins"; then SRUN_MPI=pmi2; fi
-    fi
+    [ -n "${SRUN_MPI:-}" ] || SRUN_MPI=$("$DREDUCE_HOME/launch/mpi-flavor" --srun-mpi "$DREDUCE")
     if [ -n "${SRUN_MPI:-}" ]; then
       export SRUN_MPI MPIEXEC=${MPIEXEC:-srun}
       # --cpu-bind=none: dreduce binds each rank next to its GPU itself. Where Slurm binds nothing (task/none),
@@ -66,9 +62,10 @@ dr_init() {
       export MPIEXEC_FLAGS="${MPIEXEC_FLAGS:-} ${SRUN_FLAGS-$bind}"
       dr_launch="${MPIEXEC} --mpi=$SRUN_MPI$MPIEXEC_FLAGS"
     else
-      echo "dreduce job: srun offers neither pmix nor pmi2 (srun --mpi=list): launching with mpirun" >&2
-      export MPIEXEC=mpirun
-      dr_launch="mpirun ${MPIEXEC_FLAGS:-}"
+      MPIEXEC=$("$DREDUCE_HOME/launch/mpi-flavor" --launcher "$DREDUCE")
+      echo "dreduce job: srun offers no --mpi plugin for this MPI (srun --mpi=list): launching with $MPIEXEC" >&2
+      export MPIEXEC
+      dr_launch="$MPIEXEC ${MPIEXEC_FLAGS:-}"
     fi
   else
     export MPIEXEC

@@ -12,6 +12,10 @@
 #include "watchdog.h"
 #include "dreduce/accum.h"
 
+/* Open MPI: MPIX_CUDA_AWARE_SUPPORT (mpi-ext.h) at compile time, MPIX_Query_cuda_support() at run time. The MPICH
+ * family (4.0 and later) has no compile-time macro, the library decides at run time: MPIX_GPU_query_support() (4.0.1
+ * on; MPIX_Query_cuda_support() in 4.0.0), which reports whether it was built with CUDA and GPU support is on
+ * (MPIR_CVAR_ENABLE_GPU). Other MPIs: not CUDA-aware. */
 void dr_combine_cuda_awareness(dr_cuda_awareness_t *a)
 {
     a->compile_time = 0;
@@ -19,25 +23,34 @@ void dr_combine_cuda_awareness(dr_cuda_awareness_t *a)
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
     a->compile_time = 1;
     a->run_time = MPIX_Query_cuda_support();
+#elif defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40001000 && defined(MPIX_GPU_SUPPORT_CUDA)
+    int yes = 0;
+    a->compile_time = 1;
+    a->run_time = MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA, &yes) == MPI_SUCCESS && yes;
+#elif defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 40000000
+    a->compile_time = 1;
+    a->run_time = MPIX_Query_cuda_support();
 #endif
 }
 
-/* Float min/max need the NaN and signed-zero rules of accum.h, which MPI_MIN/MPI_MAX do not promise. */
-static void user_min(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    if (*dt == MPI_FLOAT)
-        for (int i = 0; i < *len; ++i) ((float *)inout)[i] = dr_min_f32(((float *)in)[i], ((float *)inout)[i]);
-    else
-        for (int i = 0; i < *len; ++i) ((double *)inout)[i] = dr_min_f64(((double *)in)[i], ((double *)inout)[i]);
-}
-
-static void user_max(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    if (*dt == MPI_FLOAT)
-        for (int i = 0; i < *len; ++i) ((float *)inout)[i] = dr_max_f32(((float *)in)[i], ((float *)inout)[i]);
-    else
-        for (int i = 0; i < *len; ++i) ((double *)inout)[i] = dr_max_f64(((double *)in)[i], ((double *)inout)[i]);
-}
+/* Float min/max need the NaN and signed-zero rules of accum.h, which MPI_MIN/MPI_MAX do not promise. Unsigned
+ * min/max are ours too: MPICH 4.0.2 (Debian's) compares MPI_UINT32_T/MPI_UINT64_T as signed under MPI_MIN/MPI_MAX
+ * (pmodels/mpich#6083, MIN(0, UINT64_MAX) = UINT64_MAX), and some Open MPI 4.1 releases had the same bug
+ * (open-mpi/ompi#10525). */
+#define DR_USER_LOOP(T, K, how)                                                                                 \
+    for (int i = 0; i < *len; ++i) ((T *)inout)[i] = dr_##how##_##K(((T *)in)[i], ((T *)inout)[i])
+#define DR_USER_MINMAX(name, how)                                                                               \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)                                        \
+    {                                                                                                          \
+        if (*dt == MPI_FLOAT) DR_USER_LOOP(float, f32, how);                                                   \
+        else if (*dt == MPI_UINT32_T) DR_USER_LOOP(uint32_t, u32, how);                                        \
+        else if (*dt == MPI_UINT64_T) DR_USER_LOOP(uint64_t, u64, how);                                        \
+        else DR_USER_LOOP(double, f64, how);                                                                   \
+    }
+DR_USER_MINMAX(user_min, min)
+DR_USER_MINMAX(user_max, max)
+#undef DR_USER_MINMAX
+#undef DR_USER_LOOP
 
 /* The MPI datatype and op that combine exactly like accum.h. Signed 64-bit sums and products travel as uint64 so
  * MPI wraps them the way we do (a signed overflow in MPI's own code would be undefined). */
@@ -61,7 +74,7 @@ static dr_status_t map_mpi(dr_combine_t *c)
     case DR_BXOR: c->mpi_op = MPI_BXOR; break;
     case DR_MIN:
     case DR_MAX:
-        if (!dr_acc_kind_is_float(c->acc)) {
+        if (c->acc == DR_ACC_I32 || c->acc == DR_ACC_I64) {
             c->mpi_op = c->op == DR_MIN ? MPI_MIN : MPI_MAX;
         } else {
             DR_MPI_CHECK(MPI_Op_create(c->op == DR_MIN ? user_min : user_max, 1, &c->mpi_op));

@@ -13,7 +13,8 @@
 void dr_cpu_generate(const dr_gen_t *g, uint64_t first, void *in, size_t n, int nthreads);
 
 /* Reduce in[0..n) (elements of dtype) with op into *out, accumulating in kind acc, on nthreads threads: each
- * thread a contiguous slice in order, then the slices' results in thread order (deterministic). *depth gets the
+ * thread a contiguous slice in 8 interleaved lanes folded as a tree, then the slices' results in thread order
+ * (deterministic for a given nthreads). *depth gets the
  * most roundings along any path (for float error bounds). Returns 0, or -1 if (dtype, op, acc) is not a table row. */
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, int nthreads,
                   dr_value_t *out, uint64_t *depth);

@@ -29,6 +29,17 @@ static double grace_s(void) { return timeout_s < 2 ? timeout_s / 2 : 1; }
 /* How long a rank that gives up waits for the answers to its pings. */
 static double ping_window_s(void) { return grace_s() / 2; }
 
+/* Ends this process with DR_ERR_RUNTIME; the launcher then ends the others. mpirun and srun report the first non-zero
+ * exit status, but Hydra's mpiexec (the MPICH family) ORs every process's wait status, so its SIGKILL of the others
+ * would turn an _exit(3) into 9; it returns MPI_Abort's code as given, so there the job is aborted instead. */
+static _Noreturn void end_job(void)
+{
+#if defined(MPICH_VERSION)
+    MPI_Abort(MPI_COMM_WORLD, DR_ERR_RUNTIME);
+#endif
+    _exit(DR_ERR_RUNTIME);
+}
+
 static void *watch(void *arg)
 {
     (void)arg;
@@ -40,7 +51,7 @@ static void *watch(void *arg)
             dr_error("timed out after %g s waiting in the %s level: another rank died or is stuck there (raise "
                      "--timeout if it is only slow); ending the job",
                      timeout_s, what);
-            _exit(DR_ERR_RUNTIME); /* mpirun / srun then end the other ranks */
+            end_job();
         }
     }
     return NULL;
@@ -271,7 +282,7 @@ static void give_up(const watch_state_t *st, MPI_Request *req, const char *what)
         dr_error("timed out after %g s waiting in the %s level: every rank answers, yet the collective does not "
                  "complete; ending the job",
                  timeout_s, what);
-    _exit(DR_ERR_RUNTIME); /* as the watchdog thread: the launcher ends the other ranks */
+    end_job(); /* as the watchdog thread: the launcher ends the other ranks */
 }
 
 dr_status_t dr_watchdog_wait(MPI_Request *req, MPI_Comm run)

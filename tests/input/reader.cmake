@@ -5,6 +5,7 @@
 add_executable(test_input_read input/test_input_read.c ${PROJECT_SOURCE_DIR}/src/input.c)
 target_link_libraries(test_input_read PRIVATE dreduce_host MPI::MPI_C)
 target_compile_options(test_input_read PRIVATE ${DR_C_WARNINGS})
+target_compile_definitions(test_input_read PRIVATE DR_TEST_HOOKS) # src/input.c honours DREDUCE_IO_MAX_BYTES here
 
 set(DR_INPUTS ${CMAKE_CURRENT_BINARY_DIR}/inputs)
 add_test(NAME input_files COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/input/make_inputs.py ${DR_INPUTS})
@@ -16,3 +17,20 @@ foreach(np 1 2 3 4)
   set_tests_properties(mpi_input_read_np${np} PROPERTIES LABELS mpi TIMEOUT 300 FIXTURES_REQUIRED dr_input_files
                        ENVIRONMENT "${DR_TEST_ENV}")
 endforeach()
+
+# The same reads with the per-call limit lowered to 64 KiB (DREDUCE_IO_MAX_BYTES, honoured in this test build only):
+# every read of more than 64 KiB takes several collective calls, the MPI 4 large-count ones (MPI_File_read_at_all_c)
+# on an MPI-4 library such as MPICH 4, MPI_File_read_at_all on Open MPI 4.1 (MPI 3.1); the program counts the calls
+# of each kind (it wraps both) and checks that every read took the calls the limit implies, of the kind MPI_VERSION
+# implies; the answers are the same exact ones on both MPIs.
+# FindMPI's version says which kind to expect, independently of the program's mpi.h.
+if(MPI_C_VERSION VERSION_GREATER_EQUAL 4)
+  set(DR_READ_CALL MPI_File_read_at_all_c)
+else()
+  set(DR_READ_CALL MPI_File_read_at_all)
+endif()
+add_test(NAME mpi_input_read_large_count_np3
+         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 3 ${MPIEXEC_PREFLAGS}
+                 $<TARGET_FILE:test_input_read> ${MPIEXEC_POSTFLAGS} ${DR_INPUTS} ${DR_READ_CALL})
+set_tests_properties(mpi_input_read_large_count_np3 PROPERTIES LABELS mpi TIMEOUT 300 FIXTURES_REQUIRED dr_input_files
+                     ENVIRONMENT "${DR_TEST_ENV};DREDUCE_IO_MAX_BYTES=65536")

@@ -1,7 +1,11 @@
 /* MPI test of the --input reader (src/input.c) and of the host reference over file data (dr_reference_add), on the
  * files and answers of make_inputs.py: run under mpiexec with 1..4 ranks.
  *
- *   test_input_read DIR        (DIR holds make_inputs.py's files and manifest.txt)
+ *   test_input_read DIR [CALL]   (DIR holds make_inputs.py's files and manifest.txt)
+ *
+ * With DREDUCE_IO_MAX_BYTES=L in the environment (honoured by src/input.c in this test build), every read of the
+ * default limit must take ceil(bytes / L) collective calls at least, and CALL (MPI_File_read_at_all_c, the MPI 4
+ * large-count call, or MPI_File_read_at_all) must be the only kind made: the program wraps both through PMPI.
  *
  * For every good file: dr_input_open finds the manifest's type, count and data offset on every rank; each rank's
  * shard, read with dr_input_read (one call, and with the per-call limit lowered to 4099 bytes so every read is cut
@@ -25,6 +29,24 @@
 #include "reference.h"
 
 static int rank, nranks, failures, checks;
+
+/* The reader's MPI read calls, counted (this program's definitions take the place of the library's; PMPI_ does
+ * the work). */
+static uint64_t calls_large, calls_int;
+#if MPI_VERSION >= 4
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count, MPI_Datatype type,
+                           MPI_Status *status)
+{
+    ++calls_large;
+    return PMPI_File_read_at_all_c(fh, offset, buf, count, type, status);
+}
+#endif
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype type, MPI_Status *status)
+{
+    ++calls_int;
+    return PMPI_File_read_at_all(fh, offset, buf, count, type, status);
+}
+static uint64_t env_limit; /* DREDUCE_IO_MAX_BYTES, 0 if unset */
 
 #define CHECK(cond, ...)                                                                                       \
     do {                                                                                                       \
@@ -224,11 +246,15 @@ static void test_good(char *const *w, int nw)
          * the element size). */
         for (int small = 0; small < 2; ++small) {
             if (small && count * es / 4099 > 300) continue; /* keep the number of collective calls small */
-            const uint64_t keep = in.max_call_bytes;
+            const uint64_t keep = in.max_call_bytes, calls_before = calls_large + calls_int;
             if (small) in.max_call_bytes = 4099;
             memset(got, 0xee, n * es + 1);
             st = dr_input_read(&in, first, n, got);
             in.max_call_bytes = keep;
+            const uint64_t made = calls_large + calls_int - calls_before, limit = (env_limit / es) * es;
+            CHECK(small || !env_limit || !limit || made >= (n * es + limit - 1) / limit,
+                  "%s: %" PRIu64 " bytes in %" PRIu64 " calls with DREDUCE_IO_MAX_BYTES=%" PRIu64, file, n * es, made,
+                  env_limit);
             CHECK(st == DR_OK && memcmp(got, want, n * es) == 0 && got[n * es] == 0xee,
                   "%s: dr_input_read [%" PRIu64 ", +%" PRIu64 ") (%s split, %s calls): status %d, %s", file, first, n,
                   uneven ? "uneven" : "even", small ? "4099-byte" : "whole", st,
@@ -403,12 +429,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     dr_log_set_rank(rank, nranks, "test");
-    if (argc != 2) {
-        if (rank == 0) fprintf(stderr, "usage: test_input_read DIR (the output of make_inputs.py)\n");
+    if (argc != 2 && argc != 3) {
+        if (rank == 0) fprintf(stderr, "usage: test_input_read DIR [CALL] (DIR: the output of make_inputs.py)\n");
         MPI_Finalize();
         return 2;
     }
     dir = argv[1];
+    const char *limit_text = getenv("DREDUCE_IO_MAX_BYTES");
+    env_limit = limit_text ? strtoull(limit_text, NULL, 10) : 0;
     char manifest[1024], line[4096];
     path_of("manifest.txt", manifest, sizeof manifest);
     FILE *f = fopen(manifest, "r");
@@ -433,6 +461,15 @@ int main(int argc, char **argv)
     test_bad_range();
     test_short_read(0);
     test_short_read(1);
+    if (rank == 0)
+        printf("reads: per-call limit %" PRIu64 " bytes: %" PRIu64 " calls of MPI_File_read_at_all_c, %" PRIu64
+               " of MPI_File_read_at_all (rank 0)\n", env_limit, calls_large, calls_int);
+    if (argc == 3) {
+        const int want_large = strcmp(argv[2], "MPI_File_read_at_all_c") == 0;
+        CHECK(want_large ? calls_large > 0 && calls_int == 0 : calls_int > 0 && calls_large == 0,
+              "expected only %s calls: %" PRIu64 " large-count, %" PRIu64 " int-count", argv[2], calls_large,
+              calls_int);
+    }
     int all_failures = 0;
     MPI_Reduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)

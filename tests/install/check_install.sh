@@ -2,9 +2,10 @@
 # The installed package works for a program of its own: `cmake --install` the build into a fresh prefix, build
 # examples/ against it with find_package(dreduce) in a separate CMake project, run it on 2 ranks (GPU or CPU
 # backend, whatever this machine has), and compile the same program with pkg-config's flags.
-# Usage: check_install.sh BUILD_DIR SOURCE_DIR MPIEXEC
+# Usage: check_install.sh BUILD_DIR SOURCE_DIR MPIEXEC [MPICC]   (MPICC: the build's MPI compiler wrapper, default
+# mpicc; the package itself must find the same MPI without being told)
 set -euo pipefail
-build=$1 src=$2 mpiexec=$3
+build=$1 src=$2 mpiexec=$3 mpicc=${4:-mpicc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
@@ -25,7 +26,7 @@ grep -q "sum 3145728.0 over 2 ranks on .*: correct" <<<"$out" || { echo "FAIL: w
 echo "== pkg-config --cflags --libs dreduce"
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 # shellcheck disable=SC2046
-mpicc -o "$work/reduce_pc" "$src/examples/reduce_device.c" $(pkg-config --cflags --libs dreduce)
+"$mpicc" -o "$work/reduce_pc" "$src/examples/reduce_device.c" $(pkg-config --cflags --libs dreduce)
 out=$(LD_LIBRARY_PATH="$prefix/lib:${LD_LIBRARY_PATH:-}" "$mpiexec" -np 2 "$work/reduce_pc")
 echo "$out"
 grep -q ": correct" <<<"$out" || { echo "FAIL: the pkg-config build gave a wrong result"; exit 1; }

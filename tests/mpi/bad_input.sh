@@ -6,8 +6,10 @@
 set -uo pipefail
 if [ $# -ne 2 ]; then sed -n '2,5p' "$0" >&2; exit 2; fi
 mpiexec=$1 dreduce=$2
-flags=()
-if "$mpiexec" --version 2>&1 | grep -q 'Open MPI'; then flags=(--oversubscribe); fi
+# shellcheck source=launcher.sh
+. "$(dirname "${BASH_SOURCE[0]}")/launcher.sh"
+dr_launcher_init "$mpiexec"
+flags=("${dr_flags[@]}")
 passed=0 failed=0
 
 # check NAME CODE REGEX -- MPIEXEC_ARGS...   (REGEX: grep -E, must match exactly one line, a dreduce: error: line)

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-from mpi_launcher import is_open_mpi
+from mpi_launcher import launcher_flags
 
 # The 50 rows of include/dreduce/table.h as dreduce's options select them: integers take every op (sum and prod
 # accumulate in 64 bits whatever --acc says); float32 and the 16-bit floats take sum and prod in float64 (--acc wide)
@@ -88,7 +88,7 @@ def main():
     os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
     jobs = a.jobs if a.jobs > 0 else max(1, min(8, (os.cpu_count() or 1) // 4))
     dreduce = os.path.abspath(a.dreduce)
-    launch = [] if a.np == 1 else [a.mpiexec] + (["--oversubscribe"] if is_open_mpi(a.mpiexec) else []) + [
+    launch = [] if a.np == 1 else [a.mpiexec] + launcher_flags(a.mpiexec) + [
         "-np", str(a.np)]
     cases = []
     for n in a.sizes.split(","):

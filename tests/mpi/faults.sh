@@ -5,6 +5,9 @@
 set -uo pipefail
 mpiexec=$1 dreduce=$2
 passed=0 failed=0
+# shellcheck source=launcher.sh
+. "$(dirname "${BASH_SOURCE[0]}")/launcher.sh"
+dr_launcher_init "$mpiexec"
 
 # check NAME CODE REGEX LIMIT_S -- MPIEXEC_ARGS...   (CODE: an exit status, or "nonzero")
 check() {
@@ -12,7 +15,8 @@ check() {
   shift 5
   local start end out code elapsed
   start=$(date +%s%N)
-  out=$(timeout 90 "$mpiexec" --oversubscribe "$@" 2>&1)
+  dr_launcher_args "$@"
+  out=$(timeout 90 "$mpiexec" "${dr_flags[@]}" "${dr_args[@]}" 2>&1)
   code=$?
   end=$(date +%s%N)
   elapsed=$(( (end - start) / 1000000 ))
@@ -26,7 +30,7 @@ check() {
   if [ -z "$why" ]; then
     passed=$((passed + 1)); echo "PASS $name (${elapsed} ms, exit $code)"
   else
-    failed=$((failed + 1)); echo "FAIL $name: $why"; echo "  command: $mpiexec --oversubscribe $*"
+    failed=$((failed + 1)); echo "FAIL $name: $why"; echo "  command: $mpiexec ${dr_flags[*]} ${dr_args[*]}"
     sed 's/^/  | /' <<<"$out" | tail -15
   fi
 }
@@ -49,7 +53,7 @@ check alloc 3 "rank 1 \(.*\): cannot allocate [0-9]+ bytes .* for the input shar
 
 # A rank killed for real (SIGKILL) in the middle of a long run.
 start=$(date +%s)
-timeout 90 "$mpiexec" --oversubscribe -np 3 "$dreduce" -n 1Mi --device cpu --iters 1000000 --warmup 0 \
+timeout 90 "$mpiexec" "${dr_flags[@]}" -np 3 "$dreduce" -n 1Mi --device cpu --iters 1000000 --warmup 0 \
   >/tmp/dreduce-killed.$$ 2>&1 &
 job=$!
 victim=""

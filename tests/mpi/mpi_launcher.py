@@ -7,13 +7,29 @@ import subprocess
 import time
 
 
-def is_open_mpi(mpiexec):
-    """True if mpiexec is Open MPI's (it then takes --oversubscribe and the MCA options the scripts use)."""
+def flavor(mpiexec):
+    """'openmpi' (mpirun/mpiexec of Open MPI), 'mpich' (Hydra's mpiexec: MPICH, MVAPICH, Intel MPI) or 'other'."""
     try:
         out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30)
-        return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
     except (OSError, subprocess.TimeoutExpired):
-        return False
+        return "other"
+    text = out.stdout + out.stderr
+    if "Open MPI" in text or "OpenRTE" in text:
+        return "openmpi"
+    if "HYDRA" in text or "MPICH" in text or "Intel(R) MPI" in text:
+        return "mpich"
+    return "other"
+
+
+def is_open_mpi(mpiexec):
+    """True if mpiexec is Open MPI's (it then takes --oversubscribe and the MCA options the scripts use)."""
+    return flavor(mpiexec) == "openmpi"
+
+
+def launcher_flags(mpiexec):
+    """Flags every launch takes: Open MPI needs --oversubscribe for more ranks than cores; Hydra does that anyway."""
+    return ["--oversubscribe"] if is_open_mpi(mpiexec) else []
+
 
 
 def run_command(cmd, timeout):

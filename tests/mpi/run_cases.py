@@ -26,7 +26,7 @@ import shlex
 import sys
 import time
 
-from mpi_launcher import is_open_mpi, run_command
+from mpi_launcher import launcher_flags as mpi_launcher_flags, run_command
 from fractions import Fraction
 
 COMMON_ARGS = ["--format", "json", "--device", "cpu", "--iters", "2", "--warmup", "1"]
@@ -684,7 +684,7 @@ def main():
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
     os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    launcher_flags = ["--oversubscribe"] if is_open_mpi(a.mpiexec) else []
+    launcher_flags = mpi_launcher_flags(a.mpiexec)
     dreduce = os.path.abspath(a.dreduce)
 
     passed = failed = 0

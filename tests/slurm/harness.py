@@ -421,10 +421,20 @@ def run_driver(cmd, env=None, timeout=240):
     return r
 
 
+def mpi_flavor(a, what=None):
+    """launch/mpi-flavor for the binary under test: its MPI (openmpi, mpich), or with what='--launcher' its launcher."""
+    cmd = [os.path.join(a.source, "launch", "mpi-flavor")] + ([what] if what else []) + [a.dreduce]
+    return subprocess.run(cmd, stdout=subprocess.PIPE, text=True, timeout=60).stdout.strip()
+
+
 def case_scaling(a, tmp):
-    """launch/scaling under mpirun: a study, its resume, MPIEXEC and MPIEXEC_FLAGS, a failed run."""
-    if not which("mpirun"):
-        raise Skip("no mpirun (Open MPI: launch/install-deps)")
+    """launch/scaling under the binary's MPI launcher (mpirun, or Hydra's mpiexec for MPICH): a study, its resume,
+    MPIEXEC and MPIEXEC_FLAGS, a failed run."""
+    own = mpi_flavor(a, "--launcher")
+    if not which(own):
+        raise Skip("no %s (launch/install-deps)" % own)
+    # Flags each launcher takes, for the MPIEXEC_FLAGS check.
+    own_flags = "--mca btl self,vader --bind-to none" if mpi_flavor(a) != "mpich" else "-bind-to none -env DR_X 1"
     need_matplotlib()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}   # not inside any allocation
     for k in ("MPIEXEC", "MPIEXEC_FLAGS"):
@@ -436,7 +446,7 @@ def case_scaling(a, tmp):
     check(r.returncode == 0, "the study failed:\n%s" % r.stdout)
     for i in range(1, 9):
         check(re.search(r"run %d/8 .*ETA \d+:\d\d" % i, r.stdout), "no progress line for run %d/8:\n%s" % (i, r.stdout))
-    check("mpirun -np P" in r.stdout, "the launcher line does not show mpirun -np P:\n%s" % r.stdout)
+    check("%s -np P" % own in r.stdout, "the launcher line does not show %s -np P:\n%s" % (own, r.stdout))
     check_study(out, ["weak", "strong"], [1, 2], ["256Ki"], ["float32", "int64"], host=socket.gethostname())
     runs = os.path.join(out, "runs")
     mtimes = {f: os.stat(os.path.join(runs, f)).st_mtime_ns for f in os.listdir(runs) if f.endswith(".json")}
@@ -457,9 +467,9 @@ def case_scaling(a, tmp):
     wrapper = os.path.join(tmp, "mpiexec-wrapper")
     calls = os.path.join(tmp, "mpiexec-calls")
     with open(wrapper, "w") as f:
-        f.write('#!/bin/sh\necho "$*" >> %s\nexec mpirun "$@"\n' % calls)
+        f.write('#!/bin/sh\necho "$*" >> %s\nexec %s "$@"\n' % (calls, own))
     os.chmod(wrapper, 0o755)
-    env2 = dict(env, MPIEXEC=wrapper, MPIEXEC_FLAGS="--mca btl self,vader --bind-to none")
+    env2 = dict(env, MPIEXEC=wrapper, MPIEXEC_FLAGS=own_flags)
     r = run_driver(scaling_cmd(a, out, *args), env2)
     check(r.returncode == 0, "the resumed study failed:\n%s" % r.stdout)
     check(len(re.findall(r"skipped: result exists", r.stdout)) == 6, "expected 6 skipped runs:\n%s" % r.stdout)
@@ -468,7 +478,7 @@ def case_scaling(a, tmp):
           "runs 1 and 8 were not redone:\n%s" % r.stdout)
     with open(calls) as f:
         lines = [l for l in f.read().splitlines() if l != "--version"]   # the driver asks which MPI it is
-    check(len(lines) == 2 and all("--mca btl self,vader --bind-to none" in l for l in lines) and
+    check(len(lines) == 2 and all(own_flags in l for l in lines) and
           lines[0].startswith("-np 1 ") and lines[1].startswith("-np 2 "),
           "MPIEXEC/MPIEXEC_FLAGS not used as expected: %s" % lines)
     check(all(os.stat(os.path.join(runs, f)).st_mtime_ns == t for f, t in mtimes.items() if f not in (gone, cut)),
@@ -518,6 +528,7 @@ def with_cluster(fn):
         need_daemons()
         need_matplotlib()
         cluster = Cluster(os.path.join(tmp, "slurm"))
+        cluster.mpich = mpi_flavor(a) == "mpich"   # which srun plugin the scripts must choose (results_dir)
         os.makedirs(cluster.root)
         try:
             cluster.start()
@@ -547,7 +558,8 @@ def results_dir(cluster, job):
     with open(os.path.join(d, "job.txt")) as f:
         txt = f.read()
     plugins = cluster.mpi_plugins()
-    want = "pmix" if "pmix" in plugins else "pmi2" if "pmi2" in plugins else None
+    mpich = cluster.mpich   # the MPICH family: pmi2 only (launch/mpi-flavor)
+    want = "pmix" if "pmix" in plugins and not mpich else "pmi2" if "pmi2" in plugins else None
     if want:
         check("--mpi=%s" % want in txt, "job.txt does not show srun --mpi=%s:\n%s" % (want, txt))
     return d

@@ -102,28 +102,30 @@ static double nmax(double a, double b)
 }
 
 /* A float reduction in index order, rounding to the accumulator after every step. */
+/* The CPU backend's order on one thread (src/cpu_backend.c): 8 lanes, element i in lane i % 8, each lane in order,
+ * then the lanes folded as a tree (lane j with lane j + h, h = 4, 2, 1). */
+#define LANES 8
+static double lane_op(const row_t *r, double a, double x, int f32)
+{
+    double v = r->op == DR_SUM ? a + x : r->op == DR_PROD ? a * x : r->op == DR_MIN ? nmin(a, x) : nmax(a, x);
+    return f32 ? (double)(float)v : v;
+}
+
 static void naive_float(const row_t *r, const void *in, size_t n, dr_value_t *out)
 {
     memset(out, 0, sizeof *out);
-    if (r->acc == DR_ACC_F32) {
-        float a = r->op == DR_SUM ? 0.0f : r->op == DR_PROD ? 1.0f : r->op == DR_MIN ? INFINITY : -INFINITY;
-        for (size_t i = 0; i < n; ++i) {
-            const float x = (float)float_elem(r->dtype, in, i);
-            if (r->op == DR_SUM) a = a + x;
-            else if (r->op == DR_PROD) a = a * x;
-            else a = (float)(r->op == DR_MIN ? nmin(a, x) : nmax(a, x));
-        }
-        out->f32 = a;
-    } else {
-        double a = r->op == DR_SUM ? 0.0 : r->op == DR_PROD ? 1.0 : r->op == DR_MIN ? INFINITY : -INFINITY;
-        for (size_t i = 0; i < n; ++i) {
-            const double x = float_elem(r->dtype, in, i);
-            if (r->op == DR_SUM) a = a + x;
-            else if (r->op == DR_PROD) a = a * x;
-            else a = r->op == DR_MIN ? nmin(a, x) : nmax(a, x);
-        }
-        out->f64 = a;
+    const int f32 = r->acc == DR_ACC_F32;
+    double a[LANES];
+    for (int j = 0; j < LANES; ++j)
+        a[j] = r->op == DR_SUM ? 0.0 : r->op == DR_PROD ? 1.0 : r->op == DR_MIN ? INFINITY : -INFINITY;
+    for (size_t i = 0; i < n; ++i) {
+        const double x = f32 ? (double)(float)float_elem(r->dtype, in, i) : float_elem(r->dtype, in, i);
+        a[i % LANES] = lane_op(r, a[i % LANES], x, f32);
     }
+    for (int h = LANES / 2; h > 0; h /= 2)
+        for (int j = 0; j < h; ++j) a[j] = lane_op(r, a[j], a[j + h], f32);
+    if (f32) out->f32 = (float)a[0];
+    else out->f64 = a[0];
 }
 
 static void fmt(const row_t *r, const dr_value_t *v, char *buf, size_t len)
@@ -209,16 +211,18 @@ static void run_case(const row_t *r, dr_pattern_t pattern, size_t n, uint64_t fi
         CHECK(rc == 0, "%s threads=%d: dr_cpu_reduce returned %d for a table row", ctx, threads[k], rc);
         fmt(r, &res, got, sizeof got);
         /* Integers and min/max: bit for bit the naive loop, whatever the threads. Float sums and products: the naive
-         * loop in the same accumulator only on one thread (same order). */
+         * loop (the backend's 8 lanes) in the same accumulator only on one thread (same order). */
         if (exact_kind(r) || threads[k] == 1)
             CHECK(same_value(r, &res, &naive), "%s threads=%d: got %s, naive loop gives %s", ctx, threads[k], got, want);
         if (k == 0) first_result = res;
         else
             CHECK(same_value(r, &res, &first_result) || !exact_kind(r), "%s: threads=%d differs from threads=1", ctx,
                   threads[k]);
-        /* Depth: at least the longest sequential chain of one thread's slice (never less than n / threads). */
-        CHECK(depth >= (n + (uint64_t)threads[k] - 1) / (uint64_t)threads[k] || depth >= n,
-              "%s threads=%d: depth %" PRIu64 " is below ceil(n / threads)", ctx, threads[k], depth);
+        /* Depth: at least the longest sequential chain, a lane of one thread's slice (ceil(n / threads / 8)) and the
+         * lanes' tree (3). */
+        const uint64_t slice = (n + (uint64_t)threads[k] - 1) / (uint64_t)threads[k];
+        CHECK(depth >= (slice + LANES - 1) / LANES + 3 || depth >= n,
+              "%s threads=%d: depth %" PRIu64 " is below ceil(n / threads / 8) + 3", ctx, threads[k], depth);
 
         dr_reference_t ref;
         dr_reference_compute(&g, r->acc, first, n, threads[(k + 1) % 4], &ref);
