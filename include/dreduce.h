@@ -129,6 +129,8 @@ typedef struct {
                            with the .npy magic, else raw */
     int has_offset;     /* raw files: skip `offset` bytes before the first element */
     uint64_t offset;
+    const char *dataset; /* HDF5 files (found by their signature or a .h5/.hdf5/.he5 name): the dataset's path in
+                            the file; NULL for the file's only dataset. Needs a build with parallel HDF5 */
 } dreduce_file_t;
 
 /* What dreduce_reduce_file found in the file, and this rank's share of it. */

@@ -28,6 +28,10 @@ typedef float dr_in_FLOAT32;
 typedef double dr_in_FLOAT64;
 typedef dr_f16_t dr_in_FLOAT16;
 typedef dr_bf16_t dr_in_BFLOAT16;
+typedef int8_t dr_in_INT8; /* 16 per 16-byte vector load */
+typedef uint8_t dr_in_UINT8;
+typedef int16_t dr_in_INT16; /* 8 per vector load */
+typedef uint16_t dr_in_UINT16;
 
 /* Accumulator types by table token. */
 typedef int32_t dr_acc_I32;

@@ -61,6 +61,10 @@ DR_GEN_KERNEL(gen_float32, float, dr_gen_float32)
 DR_GEN_KERNEL(gen_float64, double, dr_gen_float64)
 DR_GEN_KERNEL(gen_float16, uint16_t, dr_gen_float16)
 DR_GEN_KERNEL(gen_bfloat16, uint16_t, dr_gen_bfloat16)
+DR_GEN_KERNEL(gen_int8, int8_t, dr_gen_int8)
+DR_GEN_KERNEL(gen_uint8, uint8_t, dr_gen_uint8)
+DR_GEN_KERNEL(gen_int16, int16_t, dr_gen_int16)
+DR_GEN_KERNEL(gen_uint16, uint16_t, dr_gen_uint16)
 
 } // namespace
 
@@ -80,6 +84,10 @@ extern "C" cudaError_t dr_gpu_generate(const dr_gen_t *g, uint64_t first_index, 
     case DR_FLOAT64: gen_float64<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (double *)d_out, n); break;
     case DR_FLOAT16: gen_float16<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint16_t *)d_out, n); break;
     case DR_BFLOAT16: gen_bfloat16<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint16_t *)d_out, n); break;
+    case DR_INT8: gen_int8<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (int8_t *)d_out, n); break;
+    case DR_UINT8: gen_uint8<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint8_t *)d_out, n); break;
+    case DR_INT16: gen_int16<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (int16_t *)d_out, n); break;
+    case DR_UINT16: gen_uint16<<<(unsigned)grid, block, 0, s>>>(*g, first_index, (uint16_t *)d_out, n); break;
     default: return cudaErrorInvalidValue;
     }
     return cudaGetLastError();

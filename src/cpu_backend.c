@@ -15,6 +15,10 @@ typedef float dr_in_FLOAT32;
 typedef double dr_in_FLOAT64;
 typedef uint16_t dr_in_FLOAT16;
 typedef uint16_t dr_in_BFLOAT16;
+typedef int8_t dr_in_INT8;
+typedef uint8_t dr_in_UINT8;
+typedef int16_t dr_in_INT16;
+typedef uint16_t dr_in_UINT16;
 #define DR_WIDEN_INT32(x) (x)
 #define DR_WIDEN_INT64(x) (x)
 #define DR_WIDEN_UINT32(x) (x)
@@ -23,6 +27,10 @@ typedef uint16_t dr_in_BFLOAT16;
 #define DR_WIDEN_FLOAT64(x) (x)
 #define DR_WIDEN_FLOAT16(x) dr_f16_to_f32(x)
 #define DR_WIDEN_BFLOAT16(x) dr_bf16_to_f32(x)
+#define DR_WIDEN_INT8(x) (x)
+#define DR_WIDEN_UINT8(x) (x)
+#define DR_WIDEN_INT16(x) (x)
+#define DR_WIDEN_UINT16(x) (x)
 typedef int32_t dr_acc_I32;
 typedef uint32_t dr_acc_U32;
 typedef int64_t dr_acc_I64;
@@ -127,6 +135,10 @@ static void gen_worker(void *ctx, int i, int k)
     case DR_FLOAT64: for (size_t j = b; j < e; ++j) ((double *)job->in)[j] = dr_gen_float64(g, f + j); break;
     case DR_FLOAT16: for (size_t j = b; j < e; ++j) ((uint16_t *)job->in)[j] = dr_gen_float16(g, f + j); break;
     case DR_BFLOAT16: for (size_t j = b; j < e; ++j) ((uint16_t *)job->in)[j] = dr_gen_bfloat16(g, f + j); break;
+    case DR_INT8: for (size_t j = b; j < e; ++j) ((int8_t *)job->in)[j] = dr_gen_int8(g, f + j); break;
+    case DR_UINT8: for (size_t j = b; j < e; ++j) ((uint8_t *)job->in)[j] = dr_gen_uint8(g, f + j); break;
+    case DR_INT16: for (size_t j = b; j < e; ++j) ((int16_t *)job->in)[j] = dr_gen_int16(g, f + j); break;
+    case DR_UINT16: for (size_t j = b; j < e; ++j) ((uint16_t *)job->in)[j] = dr_gen_uint16(g, f + j); break;
     default: break;
     }
 }

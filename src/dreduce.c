@@ -400,6 +400,7 @@ void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_input_spec_t *spec)
     spec->offset_given = file->has_offset;
     spec->offset = file->offset;
     spec->op = op;
+    spec->dataset = file->dataset;
 }
 
 /* A file as a chunk source: each call is one collective MPI-IO read into the pinned slot. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "input_hdf5.h"
 #include "npy.h"
 
 /* What rank 0 found, broadcast as bytes (every rank runs the same binary). */
@@ -22,6 +23,7 @@ typedef struct {
     int dtype;
     int fortran_order;
     uint64_t count, data_offset, file_size, trailing;
+    char dataset[512]; /* HDF5: the dataset's full path */
 } verdict_t;
 
 static int fail(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -64,6 +66,18 @@ static void open_failure(const char *path, int rc, char *msg, size_t len)
     if (stat(path, &st) != 0) fail(msg, len, "cannot open: %s", strerror(errno));
     else if (S_ISDIR(st.st_mode)) fail(msg, len, "cannot read: it is a directory");
     else fail(msg, len, "cannot open: %s", why);
+}
+
+int dr_input_check_regular(const char *path, char *msg, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return errno == ENOENT || errno == EACCES || errno == ENOTDIR
+                                         ? fail(msg, len, "cannot open: %s", strerror(errno)) : 0;
+    if (S_ISREG(st.st_mode)) return 0;
+    if (S_ISDIR(st.st_mode)) return fail(msg, len, "cannot read: it is a directory");
+    const char *what = S_ISFIFO(st.st_mode) ? "a named pipe" : S_ISCHR(st.st_mode) ? "a character device"
+                       : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "not a file";
+    return fail(msg, len, "not a regular file (%s): --input reads regular files only", what);
 }
 
 /* Rank 0: read exactly n bytes at offset off. */
@@ -122,11 +136,7 @@ static int inspect_npy(MPI_File fh, uint64_t size, const unsigned char *head, si
 /* Rank 0: everything about the file that can be wrong before reading its data. */
 static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdict_t *v, char *msg, size_t len)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { /* MPI may open a directory and fail only when reading */
-        fail(msg, len, "cannot read: it is a directory");
-        return DR_ERR_USAGE;
-    }
+    if (dr_input_check_regular(path, msg, len) != 0) return DR_ERR_USAGE;
     MPI_File fh;
     int rc = MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
     if (rc != MPI_SUCCESS) {
@@ -152,9 +162,34 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
         goto done;
     }
     const int has_magic = n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0;
-    const int npy = spec->format == DR_INPUT_NPY ||
-                    (spec->format == DR_INPUT_AUTO && (ends_with(path, ".npy") || has_magic));
-    if (npy) {
+    const int hdf5 = spec->format == DR_INPUT_HDF5 ||
+                     (spec->format == DR_INPUT_AUTO && !has_magic &&
+                      (dr_h5_has_signature(head, n) || ends_with(path, ".h5") || ends_with(path, ".hdf5") ||
+                       ends_with(path, ".he5")));
+    const int npy = !hdf5 && (spec->format == DR_INPUT_NPY ||
+                              (spec->format == DR_INPUT_AUTO && (ends_with(path, ".npy") || has_magic)));
+    if (!hdf5 && spec->dataset && spec->dataset[0]) {
+        fail(msg, len, "--dataset is for HDF5 files; this is a %s file", npy ? ".npy" : "raw");
+        goto done;
+    }
+    if (hdf5) {
+        if (spec->offset_given) {
+            fail(msg, len, "--offset is for raw files; this is an HDF5 file");
+            goto done;
+        }
+        MPI_File_close(&fh); /* HDF5 opens it itself */
+        fh = MPI_FILE_NULL;
+        dr_dtype_t dt = DR_DTYPE_COUNT;
+        if (dr_h5_inspect(path, spec->dataset, &dt, &v->count, v->dataset, sizeof v->dataset, msg, len) != 0) goto done;
+        v->format = DR_INPUT_HDF5;
+        v->dtype = dt;
+        v->data_offset = 0;
+        if (spec->type_given && spec->dtype != dt) {
+            fail(msg, len, "dataset '%s' holds %s but --type %s was given (leave --type out to use its type)",
+                 v->dataset, dr_dtype_name(dt), dr_dtype_name(spec->dtype));
+            goto done;
+        }
+    } else if (npy) {
         if (spec->offset_given) {
             fail(msg, len, "--offset is for raw files; this is a .npy file (its header gives the data offset)");
             goto done;
@@ -181,13 +216,13 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
         v->data_offset = spec->offset_given ? spec->offset : 0;
     }
     if (!dr_op_valid((dr_dtype_t)v->dtype, spec->op)) {
-        fail(msg, len, "--op %s is not defined for the file's type %s (band, bor, bxor take int32, int64, uint32, "
-                       "uint64)", dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
+        fail(msg, len, "--op %s is not defined for the file's type %s (band, bor, bxor take the integer types)",
+             dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
         goto done;
     }
     status = DR_OK;
 done:
-    MPI_File_close(&fh);
+    if (fh != MPI_FILE_NULL) MPI_File_close(&fh);
     return status;
 }
 
@@ -221,31 +256,46 @@ dr_status_t dr_input_open(MPI_Comm comm, const char *path, const dr_input_spec_t
     if (in->rank == 0 && v.trailing)
         dr_warn("%s: the %" PRIu64 " bytes after the array's data are ignored (as numpy does)", path, v.trailing);
 
-    /* Every rank opens the file. A rank that cannot (a file system not mounted on its node) says so itself. */
     INPUT_MPI_CHECK(MPI_Comm_dup(comm, &in->comm));
-    int rc = MPI_File_open(in->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &in->fh);
-    MPI_Offset size = -1;
-    if (rc == MPI_SUCCESS) {
-        MPI_File_set_errhandler(in->fh, MPI_ERRORS_RETURN);
-        if (MPI_File_get_size(in->fh, &size) != MPI_SUCCESS) size = -1;
-    }
     int first = in->nranks;
-    const int failed = rc != MPI_SUCCESS || size != (MPI_Offset)v.file_size;
-    int agree = first_failed_rank(in->comm, in->rank, in->nranks, failed, &first);
-    if (agree != MPI_SUCCESS || first < in->nranks) {
-        if (in->rank == first) {
-            if (rc != MPI_SUCCESS) {
-                open_failure(path, rc, msg, sizeof msg);
-                dr_error("%s: %s", path, msg);
-            } else {
-                dr_error("%s: this rank sees %lld bytes, rank 0 saw %" PRIu64 " (not the same file on every node?)",
-                         path, (long long)size, v.file_size);
-            }
+    if (v.format == DR_INPUT_HDF5) {
+        /* Every rank opens the file and the dataset with HDF5's MPI-IO driver (collective). */
+        const int failed = dr_h5_open(in->comm, path, v.dataset, (dr_dtype_t)v.dtype, &in->h5, msg, sizeof msg) != 0;
+        int agree = first_failed_rank(in->comm, in->rank, in->nranks, failed, &first);
+        if (agree != MPI_SUCCESS || first < in->nranks) {
+            if (in->rank == first) dr_error("%s: %s", path, msg);
+            if (agree != MPI_SUCCESS) dr_error("%s: MPI_Allreduce failed after opening the file", path);
+            dr_h5_close(in->h5);
+            in->h5 = NULL;
+            MPI_Comm_free(&in->comm);
+            return agree != MPI_SUCCESS ? DR_ERR_RUNTIME : DR_ERR_USAGE;
         }
-        if (agree != MPI_SUCCESS) dr_error("%s: MPI_Allreduce failed after opening the file", path);
-        if (rc == MPI_SUCCESS) MPI_File_close(&in->fh);
-        MPI_Comm_free(&in->comm);
-        return agree != MPI_SUCCESS ? DR_ERR_RUNTIME : DR_ERR_USAGE;
+        snprintf(in->dataset, sizeof in->dataset, "%s", v.dataset);
+    } else {
+        /* Every rank opens the file. A rank that cannot (a file system not mounted on its node) says so itself. */
+        int rc = MPI_File_open(in->comm, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &in->fh);
+        MPI_Offset size = -1;
+        if (rc == MPI_SUCCESS) {
+            MPI_File_set_errhandler(in->fh, MPI_ERRORS_RETURN);
+            if (MPI_File_get_size(in->fh, &size) != MPI_SUCCESS) size = -1;
+        }
+        const int failed = rc != MPI_SUCCESS || size != (MPI_Offset)v.file_size;
+        int agree = first_failed_rank(in->comm, in->rank, in->nranks, failed, &first);
+        if (agree != MPI_SUCCESS || first < in->nranks) {
+            if (in->rank == first) {
+                if (rc != MPI_SUCCESS) {
+                    open_failure(path, rc, msg, sizeof msg);
+                    dr_error("%s: %s", path, msg);
+                } else {
+                    dr_error("%s: this rank sees %lld bytes, rank 0 saw %" PRIu64 " (not the same file on every node?)",
+                             path, (long long)size, v.file_size);
+                }
+            }
+            if (agree != MPI_SUCCESS) dr_error("%s: MPI_Allreduce failed after opening the file", path);
+            if (rc == MPI_SUCCESS) MPI_File_close(&in->fh);
+            MPI_Comm_free(&in->comm);
+            return agree != MPI_SUCCESS ? DR_ERR_RUNTIME : DR_ERR_USAGE;
+        }
     }
     in->is_open = 1;
     in->format = (dr_input_format_t)v.format;
@@ -275,6 +325,12 @@ dr_status_t dr_input_open(MPI_Comm comm, const char *path, const dr_input_spec_t
  * DR_ERR_RUNTIME on this rank's failure; the caller keeps the collective calls matched. */
 static dr_status_t read_call(dr_input_t *in, uint64_t first, uint64_t n, void *buf)
 {
+    if (in->h5) {
+        char msg[1024];
+        if (dr_h5_read(in->h5, first, n, buf, msg, sizeof msg) == 0) return DR_OK;
+        dr_error("%s: dataset '%s': %s", in->path, in->dataset, msg);
+        return DR_ERR_RUNTIME;
+    }
     const uint64_t off = in->data_offset + first * in->elem_size, bytes = n * in->elem_size;
     MPI_Status st;
     char why[MPI_MAX_ERROR_STRING];
@@ -306,7 +362,7 @@ static dr_status_t read_call(dr_input_t *in, uint64_t first, uint64_t n, void *b
 static int still_holds(const dr_input_stream_t *s, uint64_t first, uint64_t end)
 {
     const dr_input_t *in = s->in;
-    if (end == first) return 0;
+    if (end == first || in->h5) return 0; /* HDF5 checks its own reads */
     const uint64_t last_byte = in->data_offset + end * in->elem_size;
     MPI_Offset size = -1;
     int rc = MPI_File_get_size(in->fh, &size);
@@ -396,7 +452,9 @@ dr_status_t dr_input_read(dr_input_t *in, uint64_t first, uint64_t count, void *
 void dr_input_close(dr_input_t *in)
 {
     if (!in->is_open) return;
-    MPI_File_close(&in->fh);
+    if (in->h5) dr_h5_close(in->h5);
+    else MPI_File_close(&in->fh);
+    in->h5 = NULL;
     MPI_Comm_free(&in->comm);
     in->is_open = 0;
 }

@@ -17,9 +17,11 @@
 #include "status.h"
 
 typedef enum {
-    DR_INPUT_AUTO = 0, /* .npy when the name ends in .npy or the file starts with the .npy magic, else raw */
+    DR_INPUT_AUTO = 0, /* HDF5 when the file carries the HDF5 signature or the name ends in .h5/.hdf5/.he5; .npy
+                          when the name ends in .npy or the file starts with the .npy magic; else raw */
     DR_INPUT_NPY,
-    DR_INPUT_RAW
+    DR_INPUT_RAW,
+    DR_INPUT_HDF5      /* a dataset of an HDF5 file, read with parallel HDF5 (src/input_hdf5.h) */
 } dr_input_format_t;
 
 /* What the user asked for (from dr_options_t: input, type_given/dtype, offset_given/input_offset, op). */
@@ -30,6 +32,7 @@ typedef struct {
     int offset_given;    /* --offset was given: offset. Raw files only */
     uint64_t offset;
     dr_op_t op;          /* checked against the file's type (bitwise ops need integers) */
+    const char *dataset; /* HDF5: the dataset's path in the file; NULL or "" for the file's only dataset */
 } dr_input_spec_t;
 
 /* An open input file; read the fields, do not change them (except max_call_bytes). */
@@ -39,11 +42,13 @@ typedef struct {
     MPI_File fh;
     int rank, nranks;
     char path[1024];
-    dr_input_format_t format; /* NPY or RAW */
+    dr_input_format_t format; /* NPY, RAW or HDF5 */
+    char dataset[512];    /* HDF5: the dataset read (its full path in the file) */
+    struct dr_h5 *h5;     /* HDF5: the open dataset (fh is then MPI_FILE_NULL) */
     dr_dtype_t dtype;
     size_t elem_size;
     uint64_t count;       /* elements in the file */
-    uint64_t data_offset; /* bytes before the first element */
+    uint64_t data_offset; /* bytes before the first element (0 for HDF5) */
     uint64_t file_size;
     int fortran_order;    /* .npy: column-major (read as flat: the order does not matter to a reduction) */
     uint64_t max_call_bytes; /* largest read in one MPI call: below 2^31 without the MPI 4 large-count calls (tests
@@ -82,6 +87,11 @@ typedef struct {
 dr_status_t dr_input_stream_begin(dr_input_t *in, uint64_t first, uint64_t count, uint64_t chunk_elems,
                                   dr_input_stream_t *s);
 dr_status_t dr_input_stream_next(dr_input_stream_t *s, void *buf, uint64_t *got, int *done);
+
+/* Rank 0's first look at path, before anything opens it (opening a named pipe for reading would block): 0 for a
+ * regular file (or one stat cannot see: the open then says why), else -1 with one line in msg ("not a regular file
+ * (a named pipe): ...", "cannot read: it is a directory", "cannot open: No such file or directory"). */
+int dr_input_check_regular(const char *path, char *msg, size_t len);
 
 /* Close the file and free the communicator. Collective. Safe on a closed or never opened (zeroed) dr_input_t. */
 void dr_input_close(dr_input_t *in);

@@ -18,6 +18,7 @@
 #include "cpu_backend.h"
 #include "dreduce.h"
 #include "fault.h"
+#include "input_hdf5.h"
 #include "options.h"
 #include "reference.h"
 #include "report.h"
@@ -160,6 +161,7 @@ static dr_status_t probe_input(dreduce_context_t *ctx, dr_options_t *o, dreduce_
     if (o->type_given) file->dtype = o->dtype;
     file->has_offset = o->offset_given;
     file->offset = o->input_offset;
+    file->dataset = o->dataset[0] ? o->dataset : NULL;
     DR_CHECK(dreduce_file_inspect(ctx, file, o->op, info));
     o->dtype = o->gen.dtype = info->dtype;
     o->n = info->count;
@@ -436,8 +438,12 @@ int main(int argc, char **argv)
     dr_parse_result_t parsed = dr_options_parse(argc, argv, &opt, parse_err, sizeof parse_err);
     if (parsed == DR_PARSE_HELP || parsed == DR_PARSE_VERSION) {
         if (env_world_rank() == 0) {
-            if (parsed == DR_PARSE_HELP) fputs(dr_options_usage(), stdout);
-            else printf("dreduce %s\n", DR_VERSION);
+            if (parsed == DR_PARSE_HELP) {
+                fputs(dr_options_usage(), stdout);
+                printf("\nHDF5 input: %s\n", dr_h5_description());
+            } else {
+                printf("dreduce %s\n", DR_VERSION);
+            }
         }
         return 0;
     }

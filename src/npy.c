@@ -13,8 +13,8 @@
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 static const char supported_text[] =
-    "'<i4' (int32), '<i8' (int64), '<u4' (uint32), '<u8' (uint64), '<f2' (float16), '<f4' (float32), "
-    "'<f8' (float64)";
+    "'|i1' (int8), '|u1' (uint8), '|b1' (bool, as uint8 0/1), '<i2' (int16), '<u2' (uint16), '<i4' (int32), "
+    "'<i8' (int64), '<u4' (uint32), '<u8' (uint64), '<f2' (float16), '<f4' (float32), '<f8' (float64)";
 
 const char *dr_npy_supported(void) { return supported_text; }
 
@@ -240,14 +240,15 @@ static int decode_descr(const unsigned char *s, size_t n, dr_dtype_t *out, char 
         unsigned size;
         dr_dtype_t dtype;
     } map[] = {
-        {'i', 4, DR_INT32},   {'i', 8, DR_INT64},   {'u', 4, DR_UINT32}, {'u', 8, DR_UINT64},
-        {'f', 2, DR_FLOAT16}, {'f', 4, DR_FLOAT32}, {'f', 8, DR_FLOAT64},
+        {'i', 1, DR_INT8},    {'u', 1, DR_UINT8},   {'b', 1, DR_UINT8},  {'i', 2, DR_INT16},
+        {'u', 2, DR_UINT16},  {'i', 4, DR_INT32},   {'i', 8, DR_INT64},  {'u', 4, DR_UINT32},
+        {'u', 8, DR_UINT64},  {'f', 2, DR_FLOAT16}, {'f', 4, DR_FLOAT32}, {'f', 8, DR_FLOAT64},
     };
     char name[40];
     numpy_type_name(kind, size, name, sizeof name);
     for (size_t k = 0; k < sizeof map / sizeof map[0]; ++k) {
         if (map[k].kind != kind || map[k].size != size) continue;
-        if (order == '<') {
+        if (order == '<' || (size == 1 && order != 0)) { /* one byte has no byte order: numpy writes '|i1' */
             *out = map[k].dtype;
             return 0;
         }

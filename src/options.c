@@ -7,6 +7,7 @@
 #include <fenv.h>
 #include <float.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,15 +21,17 @@ static const char usage_text[] =
     "\n"
     "What to reduce:\n"
     "  -n, --count N        elements (default 16Mi); suffixes K M G T (x1000) or Ki Mi Gi Ti (x1024)\n"
-    "  -t, --type T         int32 int64 uint32 uint64 float32 float64 float16 bfloat16 (default float32)\n"
+    "  -t, --type T         int8 uint8 int16 uint16 int32 int64 uint32 uint64 float32 float64 float16 bfloat16\n"
+    "                       (default float32)\n"
     "      --op OP          sum min max prod band bor bxor (default sum; band/bor/bxor: integer types)\n"
     "      --acc MODE       wide (default): float sums/products accumulate in float64;\n"
     "                       native: in the input type (float32 for the 16-bit types)\n"
     "      --data D         random (default) | iota | ones | const:V\n"
     "      --seed S         seed of the random data (default 1)\n"
     "      --input PATH     reduce the array in PATH instead: NumPy .npy (its header gives the type and count;\n"
-    "                       --type, if given, must agree) or raw binary (--type required); each rank reads only\n"
-    "                       its own part, with MPI-IO\n"
+    "                       --type, if given, must agree), an HDF5 dataset (parallel HDF5, when compiled in),\n"
+    "                       or raw binary (--type required); each rank reads only its own part, with MPI-IO\n"
+    "      --dataset NAME   HDF5 --input: the dataset to reduce, e.g. /group/data (default: the file's only one)\n"
     "      --offset BYTES   raw --input: bytes to skip before the first element (default 0; suffixes as -n)\n"
     "\n"
     "How:\n"
@@ -214,23 +217,23 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
     errno = 0;
     if (!dr_dtype_is_float(t)) {
         if (*s == '\0') return fail(err, errlen, "invalid constant '': expected an integer for --type %s", dr_dtype_name(t));
-        if (t == DR_UINT32 || t == DR_UINT64) {
+        const unsigned bits_n = (unsigned)dr_dtype_size(t) * 8;
+        if (t == DR_UINT8 || t == DR_UINT16 || t == DR_UINT32 || t == DR_UINT64) {
+            const unsigned long long max = bits_n == 64 ? ULLONG_MAX : (1ull << bits_n) - 1;
             const int base = integer_base(s, 0, 1);
-            if (!base)
-                return fail(err, errlen, "invalid constant '%s': --type %s holds the integers 0..%s (decimal or 0x hex)",
-                            s, dr_dtype_name(t), t == DR_UINT32 ? "4294967295" : "18446744073709551615");
-            unsigned long long v = strtoull(s, &end, base);
-            if (*end != '\0' || errno == ERANGE || (t == DR_UINT32 && v > UINT32_MAX))
-                return fail(err, errlen, "invalid constant '%s': --type %s holds 0..%s", s, dr_dtype_name(t),
-                            t == DR_UINT32 ? "4294967295" : "18446744073709551615");
+            unsigned long long v = base ? strtoull(s, &end, base) : 0;
+            if (!base || *end != '\0' || errno == ERANGE || v > max)
+                return fail(err, errlen, "invalid constant '%s': --type %s holds the integers 0..%llu (decimal or 0x "
+                                         "hex)", s, dr_dtype_name(t), max);
             *bits = (uint64_t)v;
         } else {
+            const long long max = bits_n == 64 ? LLONG_MAX : (long long)((1ull << (bits_n - 1)) - 1), min = -max - 1;
             const int base = integer_base(s, 1, 1);
             long long v = base ? strtoll(s, &end, base) : 0;
-            if (!base || *end != '\0' || errno == ERANGE || (t == DR_INT32 && (v < INT32_MIN || v > INT32_MAX)))
-                return fail(err, errlen, "invalid constant '%s': --type %s holds %s", s, dr_dtype_name(t),
-                            t == DR_INT32 ? "-2147483648..2147483647" : "-9223372036854775808..9223372036854775807");
-            *bits = t == DR_INT32 ? (uint64_t)(uint32_t)(int32_t)v : (uint64_t)v;
+            if (!base || *end != '\0' || errno == ERANGE || v < min || v > max)
+                return fail(err, errlen, "invalid constant '%s': --type %s holds %lld..%lld", s, dr_dtype_name(t), min,
+                            max);
+            *bits = bits_n == 64 ? (uint64_t)v : (uint64_t)v & ((1ull << bits_n) - 1);
         }
         return 0;
     }
@@ -279,7 +282,7 @@ enum opt_id {
     OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
     OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
     OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION,
-    OPT_INPUT, OPT_OFFSET
+    OPT_INPUT, OPT_OFFSET, OPT_DATASET
 };
 
 static const struct {
@@ -298,6 +301,7 @@ static const struct {
     {"timeout", 0, 1, OPT_TIMEOUT},
     {"format", 0, 1, OPT_FORMAT},     {"output", 'o', 1, OPT_OUTPUT},    {"help", 'h', 0, OPT_HELP},
     {"version", 0, 0, OPT_VERSION},   {"input", 0, 1, OPT_INPUT},        {"offset", 0, 1, OPT_OFFSET},
+    {"dataset", 0, 1, OPT_DATASET},
 };
 
 /* Match `s` against a list of names; on failure, name the allowed ones. */
@@ -430,6 +434,12 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
             return fail(err, errlen, "invalid --input: path longer than %zu bytes", sizeof o->input - 1);
         snprintf(o->input, sizeof o->input, "%s", v);
         return 0;
+    case OPT_DATASET:
+        if (*v == '\0') return fail(err, errlen, "invalid --dataset '': expected a dataset's path in the file");
+        if (strlen(v) >= sizeof o->dataset)
+            return fail(err, errlen, "invalid --dataset: longer than %zu bytes", sizeof o->dataset - 1);
+        snprintf(o->dataset, sizeof o->dataset, "%s", v);
+        return 0;
     case OPT_OFFSET: {
         char unused[8];
         if (dr_parse_count(v, &o->input_offset, unused, sizeof unused) != 0)
@@ -524,6 +534,9 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
     } else if (o->offset_given) {
         fail(err, errlen, "--offset needs --input (it skips the first bytes of a raw input file)");
         return DR_PARSE_ERROR;
+    } else if (o->dataset[0]) {
+        fail(err, errlen, "--dataset needs --input (it names the dataset of an HDF5 input file)");
+        return DR_PARSE_ERROR;
     }
     if (o->device == DR_DEVICE_CPU && o->staging != DR_STAGING_AUTO) {
         static const char *const names[] = {"auto", "device", "host", "mapped"};
@@ -532,7 +545,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
         return DR_PARSE_ERROR;
     }
     if (!dr_op_valid(o->dtype, o->op) && !(o->input[0] && !o->type_given)) {
-        fail(err, errlen, "--op %s is not defined for --type %s (band, bor, bxor take int32, int64, uint32, uint64)",
+        fail(err, errlen, "--op %s is not defined for --type %s (band, bor, bxor take the integer types)",
              dr_op_name(o->op), dr_dtype_name(o->dtype));
         return DR_PARSE_ERROR;
     }

@@ -42,6 +42,7 @@ typedef struct {
                              * for .npy, the type: dtype and n hold placeholders until the file is opened */
     uint64_t input_offset;  /* --offset: bytes before a raw file's first element */
     int offset_given;       /* --offset was given (only raw files take it) */
+    char dataset[512];      /* --dataset: an HDF5 input's dataset, "" = the file's only one */
     int type_given;         /* --type was given: a .npy file's dtype must then agree with it */
 } dr_options_t;
 

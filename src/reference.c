@@ -82,6 +82,22 @@ static inline void element_acc(const ref_source_t *s, uint64_t j, dr_acc_kind_t 
         else v->u32 = x;
         break;
     }
+    case DR_INT8:
+    case DR_INT16: {
+        int32_t x = s->dtype == DR_INT8 ? (s->buf ? (int8_t)((const unsigned char *)s->buf)[j] : dr_gen_int8(g, i))
+                                        : (s->buf ? (int16_t)load_u16(s->buf, j) : dr_gen_int16(g, i));
+        if (acc == DR_ACC_I64) v->i64 = x;
+        else v->i32 = x;
+        break;
+    }
+    case DR_UINT8:
+    case DR_UINT16: {
+        uint32_t x = s->dtype == DR_UINT8 ? (s->buf ? ((const unsigned char *)s->buf)[j] : dr_gen_uint8(g, i))
+                                          : (s->buf ? load_u16(s->buf, j) : dr_gen_uint16(g, i));
+        if (acc == DR_ACC_U64) v->u64 = x;
+        else v->u32 = x;
+        break;
+    }
     case DR_INT64: v->i64 = s->buf ? (int64_t)load_u64(s->buf, j) : dr_gen_int64(g, i); break;
     case DR_UINT64: v->u64 = s->buf ? load_u64(s->buf, j) : dr_gen_uint64(g, i); break;
     default: {

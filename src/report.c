@@ -265,6 +265,9 @@ static void write_json(const dr_report_t *r, FILE *f)
     fprintf(f, "  \"input\": ");
     if (o->input[0]) json_string(f, o->input);
     else fprintf(f, "null");
+    fprintf(f, ", \"dataset\": ");
+    if (o->dataset[0]) json_string(f, o->dataset);
+    else fprintf(f, "null");
     fprintf(f, ", \"combine_path\": ");
     json_string(f, r->path_text);
     fprintf(f, ", \"mpi_library\": ");

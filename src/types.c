@@ -10,7 +10,8 @@ static const struct {
 } dtype_table[DR_DTYPE_COUNT] = {
     [DR_INT32] = {"int32", 4, 0},     [DR_INT64] = {"int64", 8, 0},       [DR_UINT32] = {"uint32", 4, 0},
     [DR_UINT64] = {"uint64", 8, 0},   [DR_FLOAT32] = {"float32", 4, 24},  [DR_FLOAT64] = {"float64", 8, 53},
-    [DR_FLOAT16] = {"float16", 2, 11}, [DR_BFLOAT16] = {"bfloat16", 2, 8},
+    [DR_FLOAT16] = {"float16", 2, 11}, [DR_BFLOAT16] = {"bfloat16", 2, 8}, [DR_INT8] = {"int8", 1, 0},
+    [DR_UINT8] = {"uint8", 1, 0},     [DR_INT16] = {"int16", 2, 0},       [DR_UINT16] = {"uint16", 2, 0},
 };
 
 static const char *const op_table[DR_OP_COUNT] = {
@@ -87,7 +88,10 @@ int dr_kernel_parse(const char *s, dr_kernel_t *out)
     return 0;
 }
 
-const char *dr_dtype_names(void) { return "int32, int64, uint32, uint64, float32, float64, float16, bfloat16"; }
+const char *dr_dtype_names(void)
+{
+    return "int32, int64, uint32, uint64, float32, float64, float16, bfloat16, int8, uint8, int16, uint16";
+}
 const char *dr_op_names(void) { return "sum, min, max, prod, band, bor, bxor"; }
 const char *dr_kernel_names(void) { return "neighbored, interleaved, smem, smem2, unroll, shuffle, multipass"; }
 
@@ -101,7 +105,11 @@ dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode)
 {
     const int widen = op == DR_SUM || op == DR_PROD;
     switch (t) {
+    case DR_INT8:
+    case DR_INT16: /* min/max/bitwise of the small integers in 32 bits: exact, and the value is the type's */
     case DR_INT32: return widen ? DR_ACC_I64 : DR_ACC_I32;
+    case DR_UINT8:
+    case DR_UINT16:
     case DR_UINT32: return widen ? DR_ACC_U64 : DR_ACC_U32;
     case DR_INT64: return DR_ACC_I64;
     case DR_UINT64: return DR_ACC_U64;

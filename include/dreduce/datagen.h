@@ -115,6 +115,22 @@ DR_HD uint64_t dr_gen_uint64(const dr_gen_t *g, uint64_t i)
 {
     return g->pattern == DR_DATA_CONST ? g->const_bits : dr_gen_int(g, i, 0);
 }
+DR_HD int8_t dr_gen_int8(const dr_gen_t *g, uint64_t i)
+{
+    return (int8_t)(uint8_t)(g->pattern == DR_DATA_CONST ? g->const_bits : dr_gen_int(g, i, 1));
+}
+DR_HD uint8_t dr_gen_uint8(const dr_gen_t *g, uint64_t i)
+{
+    return (uint8_t)(g->pattern == DR_DATA_CONST ? g->const_bits : dr_gen_int(g, i, 0));
+}
+DR_HD int16_t dr_gen_int16(const dr_gen_t *g, uint64_t i)
+{
+    return (int16_t)(uint16_t)(g->pattern == DR_DATA_CONST ? g->const_bits : dr_gen_int(g, i, 1));
+}
+DR_HD uint16_t dr_gen_uint16(const dr_gen_t *g, uint64_t i)
+{
+    return (uint16_t)(g->pattern == DR_DATA_CONST ? g->const_bits : dr_gen_int(g, i, 0));
+}
 DR_HD float dr_gen_float32(const dr_gen_t *g, uint64_t i)
 {
     return g->pattern == DR_DATA_CONST ? dr_bits_to_f32((uint32_t)g->const_bits) : (float)dr_gen_float(g, i, 24);

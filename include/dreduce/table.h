@@ -7,7 +7,10 @@
 #ifndef DREDUCE_TABLE_H
 #define DREDUCE_TABLE_H
 
-/* Integers: sum and prod in 64 bits, min/max/bitwise in the type itself. */
+/* Integers: sum and prod in 64 bits, min/max/bitwise in the type itself. The 8- and 16-bit integers take their
+ * min/max/bitwise in the 32-bit kinds of their signedness: sign- or zero-extension commutes with min, max, and, or
+ * and xor, so the 32-bit result is exactly the type's value (and identities only meet empty shares, which the other
+ * ranks' values absorb); no accumulator kinds, MPI types or combine rules of their own. */
 #define DR_TABLE_INT_ROWS(DT, WIDE, wide, NATIVE, native)                                                      \
     X(DT, SUM, sum, WIDE, wide) X(DT, PROD, prod, WIDE, wide) X(DT, MIN, min, NATIVE, native)                 \
     X(DT, MAX, max, NATIVE, native) X(DT, BAND, band, NATIVE, native) X(DT, BOR, bor, NATIVE, native)         \
@@ -22,6 +25,10 @@
     DR_TABLE_INT_ROWS(UINT32, U64, u64, U32, u32)                                                              \
     DR_TABLE_INT_ROWS(INT64, I64, i64, I64, i64)                                                               \
     DR_TABLE_INT_ROWS(UINT64, U64, u64, U64, u64)                                                              \
+    DR_TABLE_INT_ROWS(INT8, I64, i64, I32, i32)                                                                \
+    DR_TABLE_INT_ROWS(UINT8, U64, u64, U32, u32)                                                               \
+    DR_TABLE_INT_ROWS(INT16, I64, i64, I32, i32)                                                               \
+    DR_TABLE_INT_ROWS(UINT16, U64, u64, U32, u32)                                                              \
     DR_TABLE_NARROW_FLOAT_ROWS(FLOAT32)                                                                        \
     X(FLOAT64, SUM, sum, F64, f64) X(FLOAT64, PROD, prod, F64, f64)                                           \
     X(FLOAT64, MIN, min, F64, f64) X(FLOAT64, MAX, max, F64, f64)                                             \

@@ -21,6 +21,10 @@ typedef enum {
     DR_FLOAT64,
     DR_FLOAT16,  /* IEEE binary16, stored as its 16 bits */
     DR_BFLOAT16, /* bfloat16, stored as its 16 bits */
+    DR_INT8,     /* the small integers come last so the values above stay as they were */
+    DR_UINT8,    /* also NumPy's bool ('|b1'), read as 0/1 */
+    DR_INT16,
+    DR_UINT16,
     DR_DTYPE_COUNT
 } dr_dtype_t;
 

@@ -136,7 +136,7 @@ dr_cli_test(bad_bind 2 "^dreduce: error: invalid --bind 'far': allowed: auto, no
 dr_cli_test(bad_type_case 2 "^dreduce: error: invalid --type 'INT32': allowed: int32, int64" --type INT32)
 dr_cli_test(bad_type_empty 2 "^dreduce: error: invalid --type '': allowed: int32" --type=)
 dr_cli_test(bad_block_negative 2 "^dreduce: error: invalid --block '-32': allowed: 32, 64, 128, 256, 512, 1024" --block -32)
-dr_cli_test(bitwise_bfloat16 2 "^dreduce: error: --op bor is not defined for --type bfloat16 [(]band, bor, bxor take int32, int64, uint32, uint64[)]"
+dr_cli_test(bitwise_bfloat16 2 "^dreduce: error: --op bor is not defined for --type bfloat16 [(]band, bor, bxor take the integer types[)]"
             --op bor --type bfloat16)
 dr_cli_test(const_empty 2 "^dreduce: error: invalid constant '': expected a number [(]or nan, inf[)] for --type float32" --data const:)
 dr_cli_test(const_nan_int32 2 "^dreduce: error: invalid constant 'nan': --type int32 holds -2147483648[.][.]2147483647"
@@ -155,3 +155,4 @@ dr_cli_check(output_directory CODE 2 REGEX "^dreduce: error: cannot write --outp
 dr_cli_test(staging_device_cpu_backend 2
             "^dreduce: error: --staging device cannot be used with --device cpu [(]staging is how a GPU's partial"
             --device cpu --staging device -n 1000 --iters 1)
+dr_cli_test(dataset_without_input 2 "^dreduce: error: --dataset needs --input [(]it names the dataset of an HDF5 input file[)]" --dataset /x)

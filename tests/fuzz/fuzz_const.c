@@ -28,7 +28,8 @@ typedef unsigned __int128 u128;
 /* ---- integers ---- */
 static int model_int(const char *s, dr_dtype_t t, uint64_t *bits)
 {
-    const int is_signed = t == DR_INT32 || t == DR_INT64, width = t == DR_INT32 || t == DR_UINT32 ? 32 : 64;
+    const int is_signed = t == DR_INT32 || t == DR_INT64 || t == DR_INT8 || t == DR_INT16;
+    const int width = (int)dr_dtype_size(t) * 8;
     const char *p = s;
     int neg = 0, base = 10;
     if (is_signed && *p == '-') {
@@ -55,7 +56,7 @@ static int model_int(const char *s, dr_dtype_t t, uint64_t *bits)
     if (v > max) return -2;
     uint64_t x = (uint64_t)v;
     if (neg) x = (uint64_t)0 - x;
-    *bits = width == 32 ? (uint64_t)(uint32_t)x : x;
+    *bits = width == 64 ? x : x & (((uint64_t)1 << width) - 1);
     return 0;
 }
 

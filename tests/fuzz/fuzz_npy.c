@@ -23,7 +23,18 @@
 static const char *const our_descr[DR_DTYPE_COUNT] = {
     [DR_INT32] = "<i4",   [DR_INT64] = "<i8",   [DR_UINT32] = "<u4", [DR_UINT64] = "<u8",
     [DR_FLOAT32] = "<f4", [DR_FLOAT64] = "<f8", [DR_FLOAT16] = "<f2", [DR_BFLOAT16] = NULL,
+    [DR_INT8] = "|i1",    [DR_UINT8] = "|u1",   [DR_INT16] = "<i2",  [DR_UINT16] = "<u2",
 };
+
+/* The descr a header may carry for dtype: ours, or for one byte any byte-order mark ('<i1', '=u1'), and '|b1' (bool,
+ * read as uint8). */
+static int descr_ok(dr_dtype_t t, const char *d)
+{
+    if ((unsigned)t >= DR_DTYPE_COUNT || !our_descr[t]) return 0;
+    if (strcmp(d, our_descr[t]) == 0) return 1;
+    if (dr_dtype_size(t) != 1 || !strchr("<>|=", d[0]) || d[0] == '\0') return 0;
+    return strcmp(d + 1, our_descr[t] + 1) == 0 || (t == DR_UINT8 && strcmp(d + 1, "b1") == 0);
+}
 
 typedef struct {
     dr_npy_result_t r;
@@ -92,8 +103,7 @@ static void check_one(const uint8_t *data, size_t size, const outcome_t *o, cons
     if (pre == 12) hlen |= (uint64_t)data[10] << 16 | (uint64_t)data[11] << 24;
     FUZZ_CHECK(h->data_offset == pre + hlen && h->data_offset <= size, "%s: data offset %" PRIu64, how,
                h->data_offset);
-    FUZZ_CHECK((unsigned)h->dtype < DR_DTYPE_COUNT && our_descr[h->dtype] &&
-                   strcmp(h->descr, our_descr[h->dtype]) == 0,
+    FUZZ_CHECK(descr_ok(h->dtype, h->descr),
                "%s: dtype %d descr '%.16s'", how, (int)h->dtype, h->descr);
     FUZZ_CHECK(h->fortran_order == 0 || h->fortran_order == 1, "%s: fortran_order %d", how, h->fortran_order);
     FUZZ_CHECK(h->ndim >= 0, "%s: ndim %d", how, h->ndim);

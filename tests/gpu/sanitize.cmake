@@ -5,7 +5,7 @@
 #   ctest --test-dir build -L sanitize --output-on-failure
 set(DR_SANITIZE bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/sanitize.sh)
 add_test(NAME sanitize_memcheck COMMAND ${DR_SANITIZE} --leaks memcheck $<TARGET_FILE:test_kernels> --boundary)
-# racecheck: the 12-row subset (every type, op and accumulator; the other 38 rows would take about 20 minutes more).
+# racecheck: the 16-row subset (every type, op and accumulator; the other 62 rows would take about 20 minutes more).
 add_test(NAME sanitize_racecheck COMMAND ${DR_SANITIZE} racecheck $<TARGET_FILE:test_kernels> --boundary --subset)
 add_test(NAME sanitize_synccheck COMMAND ${DR_SANITIZE} synccheck $<TARGET_FILE:test_kernels> --boundary)
 add_test(NAME sanitize_initcheck COMMAND ${DR_SANITIZE} initcheck $<TARGET_FILE:test_kernels> --boundary)

@@ -471,13 +471,15 @@ static const dr_kernel_t all_kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERL
 /* boundary() keeps the (kernel, block) pairs of a size in one 64-bit mask, with up to 8 block sizes. */
 _Static_assert(NKERNELS * 8 <= 64, "too many kernels for boundary()'s 64-bit (kernel, block) mask");
 
-/* Racecheck's representative subset: 12 rows that between them take every input type, every op and every
+/* Racecheck's representative subset: 16 rows that between them take every input type, every op and every
  * accumulator kind (the shared-memory code of a kernel depends on the accumulator, not on the op). */
 static const row_t subset_rows[] = {
     {DR_INT32, DR_SUM, DR_ACC_I64},     {DR_INT32, DR_BXOR, DR_ACC_I32},  {DR_UINT32, DR_MIN, DR_ACC_U32},
     {DR_UINT32, DR_PROD, DR_ACC_U64},   {DR_INT64, DR_MAX, DR_ACC_I64},   {DR_UINT64, DR_BAND, DR_ACC_U64},
     {DR_UINT64, DR_BOR, DR_ACC_U64},    {DR_FLOAT32, DR_SUM, DR_ACC_F32}, {DR_FLOAT32, DR_PROD, DR_ACC_F64},
     {DR_FLOAT64, DR_MIN, DR_ACC_F64},   {DR_FLOAT16, DR_MAX, DR_ACC_F32}, {DR_BFLOAT16, DR_SUM, DR_ACC_F64},
+    {DR_INT8, DR_SUM, DR_ACC_I64},      {DR_UINT8, DR_BXOR, DR_ACC_U32},  {DR_INT16, DR_MAX, DR_ACC_I32},
+    {DR_UINT16, DR_PROD, DR_ACC_U64},
 };
 
 /* Multipass's launch shapes, counted over the cases run (kernels/multipass.cu). */

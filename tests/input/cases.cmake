@@ -29,3 +29,55 @@ foreach(suite np1 np2 errors)
   set_tests_properties(gpu_input_${suite} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900
                        FIXTURES_REQUIRED dr_input_files ENVIRONMENT "${DR_TEST_ENV}")
 endforeach()
+
+# HDF5 input (issue 18): files written by h5py with their answers from NumPy (make_h5.py), through the same runner
+# and suites. Needs a build with parallel HDF5 and a Python that imports h5py and numpy (Debian's python3-h5py and
+# python3-numpy serve /usr/bin/python3; a pyenv `python3` on PATH may not see them): the tests are left out, with a
+# message, where either is missing.
+if(DR_HDF5)
+  set(DR_H5_PYTHON "" CACHE FILEPATH "A Python with h5py and numpy, for the HDF5 input tests (found when empty)")
+  if(NOT DR_H5_PYTHON)
+    foreach(candidate /usr/bin/python3 python3)
+      find_program(dr_py_candidate NAMES ${candidate} NO_CACHE)
+      if(dr_py_candidate)
+        execute_process(COMMAND ${dr_py_candidate} -c "import h5py, numpy" RESULT_VARIABLE dr_py_rc
+                        OUTPUT_QUIET ERROR_QUIET)
+        if(dr_py_rc EQUAL 0)
+          set(DR_H5_PYTHON ${dr_py_candidate} CACHE FILEPATH "A Python with h5py and numpy" FORCE)
+          break()
+        endif()
+      endif()
+      unset(dr_py_candidate)
+    endforeach()
+  endif()
+  if(DR_H5_PYTHON)
+    set(DR_H5_INPUTS ${CMAKE_CURRENT_BINARY_DIR}/inputs_h5)
+    add_test(NAME input_h5_files COMMAND ${DR_H5_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/input/make_h5.py ${DR_H5_INPUTS})
+    set_tests_properties(input_h5_files PROPERTIES LABELS mpi TIMEOUT 120 FIXTURES_SETUP dr_h5_files)
+    foreach(suite np1 np2 np3 np4 errors)
+      add_test(NAME mpi_h5_${suite}
+               COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/input/run_inputs.py --mpiexec ${MPIEXEC_EXECUTABLE}
+                       --dreduce $<TARGET_FILE:dreduce> --inputs ${DR_H5_INPUTS} --suite ${suite})
+      set(labels mpi)
+      if(NOT suite STREQUAL errors)
+        set(labels mpi long)
+      endif()
+      set_tests_properties(mpi_h5_${suite} PROPERTIES LABELS "${labels}" TIMEOUT 900 FIXTURES_REQUIRED dr_h5_files
+                           ENVIRONMENT "${DR_TEST_ENV}")
+    endforeach()
+    foreach(suite np1 np2)
+      set(gpus 1)
+      if(suite STREQUAL np2)
+        set(gpus 2)
+      endif()
+      add_test(NAME gpu_h5_${suite}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_if_gpu.sh --min ${gpus}
+                       python3 ${CMAKE_CURRENT_SOURCE_DIR}/input/run_inputs.py --mpiexec ${MPIEXEC_EXECUTABLE}
+                       --dreduce $<TARGET_FILE:dreduce> --inputs ${DR_H5_INPUTS} --suite ${suite} --device gpu)
+      set_tests_properties(gpu_h5_${suite} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900
+                           FIXTURES_REQUIRED dr_h5_files ENVIRONMENT "${DR_TEST_ENV}")
+    endforeach()
+  else()
+    message(STATUS "dreduce: no Python with h5py and numpy (set DR_H5_PYTHON): the HDF5 input tests are left out")
+  endif()
+endif()

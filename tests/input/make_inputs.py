@@ -38,11 +38,14 @@ from fractions import Fraction
 
 MAGIC = b"\x93NUMPY"
 DESCR = {"int32": "<i4", "int64": "<i8", "uint32": "<u4", "uint64": "<u8",
-         "float32": "<f4", "float64": "<f8", "float16": "<f2"}
+         "float32": "<f4", "float64": "<f8", "float16": "<f2",
+         "int8": "|i1", "uint8": "|u1", "int16": "<i2", "uint16": "<u2", "bool": "|b1"}
 PACK = {"int32": "<i", "int64": "<q", "uint32": "<I", "uint64": "<Q", "float32": "<f", "float64": "<d",
-        "float16": "<e"}
-SIZE = {"int32": 4, "int64": 8, "uint32": 4, "uint64": 8, "float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
-INT_BITS = {"int32": (32, True), "int64": (64, True), "uint32": (32, False), "uint64": (64, False)}
+        "float16": "<e", "int8": "<b", "uint8": "<B", "int16": "<h", "uint16": "<H", "bool": "<B"}
+SIZE = {"int32": 4, "int64": 8, "uint32": 4, "uint64": 8, "float32": 4, "float64": 8, "float16": 2, "bfloat16": 2,
+        "int8": 1, "uint8": 1, "int16": 2, "uint16": 2}
+INT_BITS = {"int32": (32, True), "int64": (64, True), "uint32": (32, False), "uint64": (64, False),
+            "int8": (8, True), "uint8": (8, False), "int16": (16, True), "uint16": (16, False)}
 
 
 # ---- writing -------------------------------------------------------------------------------------------------
@@ -91,8 +94,9 @@ def full_float32(rng, n):
 
 def acc_kind(dtype, op):
     widen = op in ("sum", "prod")
-    if dtype in ("int32", "uint32"):
-        return ("int64" if dtype == "int32" else "uint64") if widen else dtype
+    if dtype in ("int32", "uint32", "int8", "uint8", "int16", "uint16"):  # 8/16-bit min/max/bitwise: in 32 bits
+        signed = INT_BITS[dtype][1]
+        return ("int64" if signed else "uint64") if widen else ("int32" if signed else "uint32")
     if dtype in INT_BITS or dtype == "float64":
         return dtype
     return "float64" if widen else "float32"
@@ -204,8 +208,8 @@ def main():
         good.append(dict(file=name, dtype=dtype, count=len(values), data_offset=offset, args=args, expect=exp,
                          note=note))
 
-    def add_npy(name, dtype, values, version=1, shape=None, fortran=False, tail=b"", ops=None, note=""):
-        head = npy_header(DESCR[dtype], [len(values)] if shape is None else shape, fortran, version)
+    def add_npy(name, dtype, values, version=1, shape=None, fortran=False, tail=b"", ops=None, note="", descr=None):
+        head = npy_header(descr or DESCR[dtype], [len(values)] if shape is None else shape, fortran, version)
         add_good(name, dtype, values, head + encode(dtype, values) + tail, len(head), [], ops, note)
 
     def add_raw(name, dtype, values, offset=0, ops=None, note=""):
@@ -229,6 +233,16 @@ def main():
     add_npy("float16_v1_12347.npy", "float16", grid_values(rng, "float16", 12347), 1)
     add_npy("float32_v1_full_100003.npy", "float32", full_float32(rng, 100003), 1, ops=["sum", "min", "max"],
             note="full-precision values: the sum is not exact in float64, checked against the bound")
+    # The small integers (issue 18), and NumPy's bool read as uint8 0/1 (its sum counts the true entries).
+    add_npy("int8_v1_100003.npy", "int8", grid_values(rng, "int8", 100003), 1)
+    add_npy("uint8_v2_65537.npy", "uint8", grid_values(rng, "uint8", 65537), 2)
+    add_npy("int16_v1_65537.npy", "int16", grid_values(rng, "int16", 65537), 1)
+    add_npy("uint16_v3_1021.npy", "uint16", grid_values(rng, "uint16", 1021), 3)
+    add_npy("int8_v1_3x7x5.npy", "int8", grid_values(rng, "int8", 105), shape=[3, 7, 5])
+    add_npy("bool_v1_10007.npy", "uint8", [rng.getrandbits(1) for _ in range(10007)], descr="|b1",
+            ops=["sum", "min", "max", "bxor"])
+    add_raw("raw_int16_1021.bin", "int16", grid_values(rng, "int16", 1021))
+    add_raw("raw_uint8_offset3_999.bin", "uint8", grid_values(rng, "uint8", 999), offset=3)
     # Small sizes, fewer elements than ranks, shapes.
     add_npy("int64_v1_scalar.npy", "int64", [-5], shape=[])
     add_npy("uint32_v1_2.npy", "uint32", [4000000000, 4000000000])
@@ -292,6 +306,14 @@ def main():
     add_bad("no_such_file.npy", None, [], "cannot open")
     os.makedirs(os.path.join(a.outdir, "a_directory.npy"), exist_ok=True)
     add_bad("a_directory.npy", None, [], "it is a directory")
+    # Not regular files: a named pipe (opening it for reading would block) and a character device.
+    fifo = os.path.join(a.outdir, "a_pipe.npy")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    add_bad("a_pipe.npy", None, [], "not a regular file (a named pipe)")
+    add_bad("a_pipe.npy", None, ["--type", "int32"], "not a regular file (a named pipe)")
+    bad.append(dict(file="/dev/zero", args=["--type", "uint8"], op="sum", error="not a regular file (a character "
+                    "device)"))
 
     with open(os.path.join(a.outdir, "manifest.json"), "w") as f:
         json.dump(dict(seed=a.seed, good=good, bad=bad), f, indent=1)

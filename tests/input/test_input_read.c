@@ -62,7 +62,11 @@ static uint64_t env_limit; /* DREDUCE_IO_MAX_BYTES, 0 if unset */
 
 static const char *dir;
 
-static void path_of(const char *file, char *out, size_t len) { snprintf(out, len, "%s/%s", dir, file); }
+static void path_of(const char *file, char *out, size_t len)
+{
+    if (file[0] == '/') snprintf(out, len, "%s", file); /* /dev/zero */
+    else snprintf(out, len, "%s/%s", dir, file);
+}
 
 /* The file's bytes [off, off + n) with stdio, independently of MPI-IO. */
 static int file_bytes(const char *path, uint64_t off, uint64_t n, unsigned char *out)

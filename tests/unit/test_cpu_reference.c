@@ -33,6 +33,10 @@ static uint64_t int_elem(dr_dtype_t t, const void *in, size_t i)
     case DR_INT32: return (uint64_t)(int64_t)((const int32_t *)in)[i];
     case DR_UINT32: return ((const uint32_t *)in)[i];
     case DR_INT64: return (uint64_t)((const int64_t *)in)[i];
+    case DR_INT8: return (uint64_t)(int64_t)((const int8_t *)in)[i];
+    case DR_UINT8: return ((const uint8_t *)in)[i];
+    case DR_INT16: return (uint64_t)(int64_t)((const int16_t *)in)[i];
+    case DR_UINT16: return ((const uint16_t *)in)[i];
     default: return ((const uint64_t *)in)[i];
     }
 }
@@ -159,6 +163,8 @@ static uint64_t pick_const(const row_t *r, uint64_t *rng)
     switch (r->dtype) {
     case DR_INT32: case DR_UINT32: return (uint32_t)x;
     case DR_INT64: case DR_UINT64: return x;
+    case DR_INT8: case DR_UINT8: return (uint8_t)x;
+    case DR_INT16: case DR_UINT16: return (uint16_t)x;
     case DR_FLOAT32: {
         float f = r->op == DR_PROD ? 1.0f + (float)((int)(x % 16) - 8) * 0x1p-20f : (float)((int)(x % 2001) - 1000) / 256.0f;
         uint32_t b;
@@ -250,9 +256,13 @@ static void test_const_closed_forms(uint64_t *rng)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
             const size_t n = sizes[si];
             dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, pick_const(r, rng)};
-            const int is_signed = r->dtype == DR_INT32 || r->dtype == DR_INT64;
-            const uint64_t c = dr_dtype_size(r->dtype) == 4 && is_signed ? (uint64_t)(int64_t)(int32_t)(uint32_t)g.const_bits
-                                                                       : g.const_bits;
+            const int is_signed = r->dtype == DR_INT32 || r->dtype == DR_INT64 || r->dtype == DR_INT8 ||
+                                  r->dtype == DR_INT16;
+            const size_t sz = dr_dtype_size(r->dtype);
+            const uint64_t c = !is_signed || sz == 8 ? g.const_bits
+                               : sz == 4 ? (uint64_t)(int64_t)(int32_t)(uint32_t)g.const_bits
+                               : sz == 2 ? (uint64_t)(int64_t)(int16_t)(uint16_t)g.const_bits
+                                         : (uint64_t)(int64_t)(int8_t)(uint8_t)g.const_bits;
             uint64_t want64;
             if (r->op == DR_SUM) want64 = c * (uint64_t)n;
             else if (r->op == DR_PROD) {
@@ -634,7 +644,7 @@ int main(void)
     const size_t maxn = 1u << 21;
     void *buf = malloc(maxn * 8), *buf2 = malloc(maxn * 8);
     if (!buf || !buf2) return 1;
-    CHECK(NROWS == 50, "DR_REDUCTION_TABLE has %d rows, expected 50 (4 x 7 integer, 3 x 6 narrow float, 4 float64)",
+    CHECK(NROWS == 78, "DR_REDUCTION_TABLE has %d rows, expected 78 (8 x 7 integer, 3 x 6 narrow float, 4 float64)",
           (int)NROWS);
     for (int ri = 0; ri < NROWS; ++ri)
         for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; ++pi)

@@ -90,6 +90,10 @@ static double elem_double(const dr_gen_t *g, uint64_t i)
     case DR_INT32: return dr_gen_int32(g, i);
     case DR_INT64: return (double)dr_gen_int64(g, i);
     case DR_UINT32: return dr_gen_uint32(g, i);
+    case DR_INT8: return dr_gen_int8(g, i);
+    case DR_UINT8: return dr_gen_uint8(g, i);
+    case DR_INT16: return dr_gen_int16(g, i);
+    case DR_UINT16: return dr_gen_uint16(g, i);
     default: return (double)dr_gen_uint64(g, i);
     }
 }
@@ -109,11 +113,15 @@ static uint64_t elem_bits(const dr_gen_t *g, uint64_t i)
         return b;
     }
     case DR_FLOAT16: return dr_gen_float16(g, i);
+    case DR_INT8: return (uint8_t)dr_gen_int8(g, i);
+    case DR_UINT8: return dr_gen_uint8(g, i);
+    case DR_INT16: return (uint16_t)dr_gen_int16(g, i);
+    case DR_UINT16: return dr_gen_uint16(g, i);
     default: return dr_gen_bfloat16(g, i);
     }
 }
 
-static int is_signed(dr_dtype_t t) { return t == DR_INT32 || t == DR_INT64; }
+static int is_signed(dr_dtype_t t) { return t == DR_INT32 || t == DR_INT64 || t == DR_INT8 || t == DR_INT16; }
 static int width(dr_dtype_t t) { return (int)dr_dtype_size(t) * 8; }
 
 /* Random indices: small, around 2^32, around powers of two, and anywhere in 64 bits; wide enough ranges that
@@ -256,7 +264,7 @@ static void test_iota_ones_const(uint64_t *rng, dr_dtype_t t)
         else if (t == DR_BFLOAT16) cst.const_bits = 0xc0a0; /* -5 */
         else if (t == DR_FLOAT32) cst.const_bits = 0x3eaaaaab; /* 1/3 */
         else if (t == DR_FLOAT64) cst.const_bits = 0xbfd5555555555555ull; /* -1/3 */
-        else cst.const_bits = dr_dtype_size(t) == 4 ? (uint32_t)cbits : cbits;
+        else cst.const_bits = dr_dtype_size(t) == 8 ? cbits : cbits & ((1ull << width(t)) - 1);
         for (int j = 0; j < 2000; ++j) {
             const uint64_t i = pick_index(rng, j);
             /* iota: the index modulo 2^width (integers; signed wrap to negative) or 2^p (floats). */
@@ -268,7 +276,7 @@ static void test_iota_ones_const(uint64_t *rng, dr_dtype_t t)
                       got);
             } else {
                 const int w = width(t);
-                const uint64_t want = w == 64 ? i : i & 0xffffffffull;
+                const uint64_t want = w == 64 ? i : i & ((1ull << w) - 1);
                 CHECK(elem_bits(&iota, i) == want, "%s iota index %" PRIu64 ": expected bits 0x%" PRIx64 ", got 0x%"
                       PRIx64, dr_dtype_name(t), i, want, elem_bits(&iota, i));
             }
@@ -333,7 +341,8 @@ static void test_iota_ones_const(uint64_t *rng, dr_dtype_t t)
     dr_gen_t ones = {DR_DATA_ONES, t, DR_SUM, seed, 0};
     const uint64_t one_bits[] = {[DR_INT32] = 1, [DR_INT64] = 1, [DR_UINT32] = 1, [DR_UINT64] = 1,
                                  [DR_FLOAT32] = 0x3f800000, [DR_FLOAT64] = 0x3ff0000000000000ull,
-                                 [DR_FLOAT16] = 0x3c00, [DR_BFLOAT16] = 0x3f80};
+                                 [DR_FLOAT16] = 0x3c00, [DR_BFLOAT16] = 0x3f80, [DR_INT8] = 1, [DR_UINT8] = 1,
+                                 [DR_INT16] = 1, [DR_UINT16] = 1};
     CHECK(elem_bits(&ones, 12345) == one_bits[t], "%s ones: bits 0x%" PRIx64 ", expected 0x%" PRIx64,
           dr_dtype_name(t), elem_bits(&ones, 12345), one_bits[t]);
 }
@@ -436,6 +445,11 @@ int main(void)
         test_prod_drift(&rng, floats[k]);
         test_random_ints(&rng, ints[k]);
         test_prod_ints(&rng, ints[k]);
+    }
+    static const dr_dtype_t small_ints[] = {DR_INT8, DR_UINT8, DR_INT16, DR_UINT16};
+    for (int k = 0; k < 4; ++k) {
+        test_random_ints(&rng, small_ints[k]);
+        test_prod_ints(&rng, small_ints[k]);
     }
     for (int t = 0; t < DR_DTYPE_COUNT; ++t) {
         test_iota_ones_const(&rng, (dr_dtype_t)t);

@@ -111,7 +111,9 @@ static void test_good(void)
         const char *descr;
         dr_dtype_t dtype;
     } types[] = {{"<i4", DR_INT32},   {"<i8", DR_INT64},   {"<u4", DR_UINT32}, {"<u8", DR_UINT64},
-                 {"<f2", DR_FLOAT16}, {"<f4", DR_FLOAT32}, {"<f8", DR_FLOAT64}};
+                 {"<f2", DR_FLOAT16}, {"<f4", DR_FLOAT32}, {"<f8", DR_FLOAT64}, {"|i1", DR_INT8},
+                 {"|u1", DR_UINT8},   {"|b1", DR_UINT8},   {"<i1", DR_INT8},   {">u1", DR_UINT8},
+                 {"<i2", DR_INT16},   {"<u2", DR_UINT16}};
     char dict[512];
     for (int major = 1; major <= 3; ++major)
         for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t) {
@@ -208,16 +210,15 @@ static void test_bad(void)
         {">f4", "dtype '>f4' is big-endian: convert with arr.astype('<f4')"},
         {">i8", "dtype '>i8' is big-endian: convert with arr.astype('<i8')"},
         {">f2", "is big-endian: convert with arr.astype('<f2')"},
-        {"<c8", "dtype '<c8' (complex64) is not supported; supported: '<i4' (int32)"},
+        {"<c8", "dtype '<c8' (complex64) is not supported; supported: '|i1' (int8)"},
         {"<c16", "dtype '<c16' (complex128) is not supported"},
         {">c8", "(complex64) is not supported"},
         {"|O", "object arrays ('|O') are not supported"},
         {"|O8", "object arrays ('|O8') are not supported"},
-        {"|b1", "dtype '|b1' (bool) is not supported"},
-        {"|i1", "(int8) is not supported"},
-        {"|u1", "(uint8) is not supported"},
-        {"<i2", "(int16) is not supported"},
-        {"<u2", "(uint16) is not supported"},
+        {">i2", "dtype '>i2' is big-endian: convert with arr.astype('<i2')"},
+        {"i1", "does not say its byte order: expected '<i1'"},
+        {"<b2", "(bool) is not supported"},
+        {"<i16", "(int128) is not supported"},
         {"<f16", "(float128) is not supported"},
         {"<f12", "(float96) is not supported"},
         {"<U5", "(str) is not supported"},
