@@ -93,3 +93,14 @@ foreach(case ${DR_COUNT_CASES})
   add_test(NAME mpi_count_calls_${name} COMMAND ${DR_MPIEXEC} -np ${np} $<TARGET_FILE:count_calls> ${args})
   set_tests_properties(mpi_count_calls_${name} PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
 endforeach()
+
+# Misuse the combine catches (issues #21 and #16; docs/reliability.md, "Library misuse"): different dtypes, ops or
+# accumulators across ranks (an error naming the field, values and ranks; never a value), one rank's NULL buffer with
+# a count (every receiving rank fails naming it; the next call is right), the watchdog disarmed after an error, two
+# contexts with their own timeouts (also from two threads).
+add_executable(combine_misuse ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.c)
+target_link_libraries(combine_misuse PRIVATE libdreduce Threads::Threads)
+target_compile_options(combine_misuse PRIVATE ${DR_C_WARNINGS})
+add_test(NAME mpi_combine_misuse COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.sh ${DR_MPIEXEC}
+                                         $<TARGET_FILE:combine_misuse>)
+set_tests_properties(mpi_combine_misuse PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
