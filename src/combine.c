@@ -251,10 +251,10 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
 
 /* ---- Levels ----------------------------------------------------------------------------------------------------- */
 
-/* One collective of one level: blocking (watched by the watchdog's thread) on device buffers or without a timeout;
- * else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer. root < 0:
- * allreduce; kind 'b': a broadcast from 0. */
-static dr_status_t level(dr_watchdog_t *wd, int device, const char *what, char kind, const void *in, void *out,
+/* One collective of one level: blocking (watched by the watchdog's thread) when asked (device buffers) or without a
+ * timeout; else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer. kind 'r':
+ * reduce to 0, 'a': allreduce, 'b': a broadcast from 0. */
+static dr_status_t level(dr_watchdog_t *wd, int blocking, const char *what, char kind, const void *in, void *out,
                          MPI_Comm comm, double *ms)
 {
     MPI_Datatype type;
@@ -263,7 +263,7 @@ static dr_status_t level(dr_watchdog_t *wd, int device, const char *what, char k
     const double t0 = dr_now_ms();
     dr_watchdog_enter(wd, what);
     int rc;
-    if (dr_watchdog_armed(wd) && !device) {
+    if (dr_watchdog_armed(wd) && !blocking) {
         MPI_Request req = MPI_REQUEST_NULL;
         if (kind == 'r') rc = MPI_Ireduce(in, out, 1, type, op, 0, comm, &req);
         else if (kind == 'a') rc = MPI_Iallreduce(in, out, 1, type, op, comm, &req);
@@ -293,7 +293,7 @@ static dr_status_t level(dr_watchdog_t *wd, int device, const char *what, char k
 }
 
 dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
-                              int device, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
+                              int blocking, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
                               dr_record_t **final, dr_combine_times_t *times)
 {
     times->node_ms = times->global_ms = times->bcast_ms = NAN;
@@ -301,11 +301,11 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
     if (mode == DR_COMBINE_FLAT || t->nranks == 1) {
         if (t->nranks == 1) *final = partial;
         else if (allreduce) {
-            DR_CHECK(level(wd, device, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result, t->comm,
+            DR_CHECK(level(wd, blocking, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result, t->comm,
                            &times->global_ms));
             *final = result;
         } else {
-            DR_CHECK(level(wd, device, "global (flat MPI_Reduce over all ranks)", 'r', partial, result, t->comm,
+            DR_CHECK(level(wd, blocking, "global (flat MPI_Reduce over all ranks)", 'r', partial, result, t->comm,
                            &times->global_ms));
             if (t->rank == 0) *final = result;
         }
@@ -315,19 +315,19 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
     dr_record_t *node_rec = partial; /* the node's record, on its leader */
     if (t->local_size > 1) {
         if (allreduce && one_node) {
-            DR_CHECK(level(wd, device, "node (MPI_Allreduce over the node)", 'a', partial, result, t->node_comm,
+            DR_CHECK(level(wd, blocking, "node (MPI_Allreduce over the node)", 'a', partial, result, t->node_comm,
                            &times->node_ms));
             *final = result;
             return DR_OK;
         }
-        DR_CHECK(level(wd, device, "node (MPI_Reduce to the node leader)", 'r', partial, node_result, t->node_comm,
+        DR_CHECK(level(wd, blocking, "node (MPI_Reduce to the node leader)", 'r', partial, node_result, t->node_comm,
                        &times->node_ms));
         node_rec = node_result;
     }
     if (t->local_rank == 0) {
         if (one_node) *final = node_rec;
         else {
-            DR_CHECK(level(wd, device,
+            DR_CHECK(level(wd, blocking,
                            allreduce ? "global (MPI_Allreduce over the node leaders)"
                                      : "global (MPI_Reduce over the node leaders)",
                            allreduce ? 'a' : 'r', node_rec, result, t->leaders_comm, &times->global_ms));
@@ -335,7 +335,7 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
         }
     }
     if (allreduce && !one_node && t->local_size > 1) {
-        DR_CHECK(level(wd, device, "bcast (the result to the node's ranks)", 'b', NULL, result, t->node_comm,
+        DR_CHECK(level(wd, blocking, "bcast (the result to the node's ranks)", 'b', NULL, result, t->node_comm,
                        &times->bcast_ms));
         *final = result;
     }
@@ -343,7 +343,7 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
 }
 
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,
-                           dr_watchdog_t *wd, dr_record_t **final, dr_combine_times_t *times)
+                           dr_watchdog_t *wd, int blocking, dr_record_t **final, dr_combine_times_t *times)
 {
     times->stage_ms = NAN;
     if (c->path == DR_PATH_STAGED) {
@@ -351,7 +351,7 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
         DR_CUDA_CHECK(cudaMemcpy(&c->partial->value, c->device_partial, c->size, cudaMemcpyDeviceToHost));
         times->stage_ms = dr_now_ms() - t0;
     }
-    return dr_combine_levels(t, mode, allreduce, wd, c->path == DR_PATH_DEVICE, c->partial, c->node_result, c->result,
+    return dr_combine_levels(t, mode, allreduce, wd, blocking, c->partial, c->node_result, c->result,
                              final, times);
 }
 

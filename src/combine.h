@@ -131,15 +131,16 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
 /* Combine records over the levels: partial is this rank's record, node_result and result scratch records of the
  * same memory kind (the three of dr_combine_t, or host records for a rank that failed). *final gets the record that
  * holds this rank's final result (rank 0, every rank with allreduce; NULL elsewhere); it may be partial itself when
- * no level had two ranks. device: the records are device memory (collectives stay blocking there: MPI's
- * nonblocking collectives need not take device buffers). */
+ * no level had two ranks. blocking: blocking collectives even under a timeout (the device-buffer path: MPI's
+ * nonblocking collectives need not take device buffers); every rank of a call must pass the same (a blocking
+ * collective never matches a nonblocking one). */
 dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
-                              int device, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
+                              int blocking, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
                               dr_record_t **final, dr_combine_times_t *times);
 
 /* Combine the current partial (in c->partial, or c->device_partial for STAGED); *final as dr_combine_levels. */
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,
-                           dr_watchdog_t *wd, dr_record_t **final, dr_combine_times_t *times);
+                           dr_watchdog_t *wd, int blocking, dr_record_t **final, dr_combine_times_t *times);
 
 /* Read a final record to the host (a device copy on the DEVICE path). */
 dr_status_t dr_combine_read_record(const dr_combine_t *c, const dr_record_t *final, dr_record_t *out);

@@ -23,6 +23,8 @@ struct dreduce_context {
     dr_path_t path;       /* GPU: how partials reach MPI, chosen once at create (staging auto measures) */
     char path_text[192];
     double path_us[2];    /* staging auto on a CUDA-aware MPI: measured device-buffer and mapped costs (us), else NaN */
+    int blocking;         /* the combine's collectives stay blocking under a timeout (device buffers); alike on every rank */
+    uint64_t calls;       /* combines so far (alike on every rank): every DR_SYNC_EVERY-th is an allreduce (dreduce.c) */
     int pass_events;      /* 1: time each kernel pass with events (the program's report); 0 (default): no events */
     dr_combine_t comb;    /* set up for (comb_acc, comb_op); comb_ready when valid */
     int comb_ready;

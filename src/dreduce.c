@@ -157,6 +157,9 @@ static dr_status_t choose_path(dreduce_context_t *ctx)
         if (rc != MPI_SUCCESS) return DR_ERR_RUNTIME;
         if (all) s = dr_combine_measure(t, ctx->cfg.combine, ctx->cfg.allreduce, ctx->wd, ctx->path_us);
     }
+    /* Alike on every rank: a forced device path, or a measured one that chose device buffers. */
+    ctx->blocking = ctx->cfg.staging == DR_STAGING_DEVICE ||
+                    (isfinite(ctx->path_us[0]) && ctx->path_us[0] <= ctx->path_us[1]);
     if (s != DR_OK || !ctx->is_gpu) return s;
     return dr_combine_choose_path(ctx->cfg.staging, t->nranks, ctx->path_us, &ctx->path, ctx->path_text,
                                   sizeof ctx->path_text);
@@ -216,15 +219,19 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
     return DR_OK;
 }
 
-/* Combine buffers for (acc, op), kept while the pair stays the same. */
+/* The combine's records for (acc, op). Records have one size whatever the type, so they are allocated once per
+ * context (on the path chosen at create) and a new (acc, op) only changes what the record says: no allocation, no
+ * driver call. */
 static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_op_t op)
 {
-    if (ctx->comb_ready && ctx->comb.acc == acc && ctx->comb.op == op) return DR_OK;
-    /* The kernels stop writing into the old buffers before they go, and the partial they held goes with them. */
-    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL, NULL);
+    if (ctx->comb_ready) {
+        if (ctx->comb.acc != acc || ctx->comb.op != op) ctx->have_partial = 0;
+        ctx->comb.acc = acc;
+        ctx->comb.op = op;
+        ctx->comb.size = dr_acc_kind_size(acc);
+        return DR_OK;
+    }
     ctx->have_partial = 0;
-    if (ctx->comb_ready) dr_combine_free(&ctx->comb);
-    ctx->comb_ready = 0;
     DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->path, ctx->path_text, ctx->is_gpu ? ctx->gpu.d_result : NULL,
                               ctx->topo.rank));
     ctx->comb_ready = 1;
@@ -329,6 +336,12 @@ static void make_signature(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op
     sig->v[DR_SIG_RANKS_PER_NODE] = ctx->cfg.ranks_per_node;
 }
 
+/* With a reduce to rank 0 under a timeout (nonblocking collectives), the other ranks never wait for the root: they
+ * could run ahead by any number of calls, and MPI buffers their messages at the root (Open MPI: tens of MB after
+ * 10^5 calls). Every DR_SYNC_EVERY-th combine is an allreduce instead, still one collective per level, which bounds
+ * the lead. Blocking MPI_Reduce needs none of this (the MPI's own flow control bounds it). */
+#define DR_SYNC_EVERY 256
+
 /* After the local level, whatever its status: the combine (one collective per level with >= 2 ranks), the result
  * where it is valid, the times. A rank whose local level failed (`local`) still joins the combine, with a host
  * record flagged failed, so that no other rank gets a value mixed from two calls and the collectives stay matched
@@ -340,20 +353,24 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
     dr_combine_times_t ct;
     dr_record_t *final = NULL;
     dr_status_t s = local;
+    const int sync = !ctx->cfg.allreduce && !ctx->blocking && dr_watchdog_armed(ctx->wd) &&
+                     ++ctx->calls % DR_SYNC_EVERY == 0;
+    const int allreduce = ctx->cfg.allreduce || sync;
     if (s == DR_OK) s = dr_combine_set_signature(&ctx->comb, sig);
     if (s == DR_OK) {
         inject_faults(ctx);
-        s = dr_combine_run(&ctx->comb, &ctx->topo, ctx->cfg.combine, ctx->cfg.allreduce, ctx->wd, &final, &ct);
+        s = dr_combine_run(&ctx->comb, &ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, &final, &ct);
         if (s != DR_OK) return s; /* MPI failed: nothing to join any more */
     } else {
         dr_record_t *f = ctx->fail_rec;
         dr_record_init(&f[0], sig, ctx->topo.rank, s);
         ct.stage_ms = NAN;
-        if (dr_combine_levels(&ctx->topo, ctx->cfg.combine, ctx->cfg.allreduce, ctx->wd, 0, &f[0], &f[1], &f[2],
+        if (dr_combine_levels(&ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, &f[0], &f[1], &f[2],
                               &final, &ct) != DR_OK)
             return s;
         final = NULL; /* our own error stands, whatever the others sent */
     }
+    if (sync && ctx->topo.rank != 0) final = NULL; /* the result is rank 0's, as configured */
     tm->stage_ms = ct.stage_ms;
     tm->node_ms = ct.node_ms;
     tm->global_ms = ct.global_ms;
