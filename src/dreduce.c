@@ -604,7 +604,18 @@ void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out) { *ou
 
 int dreduce_gpu(const dreduce_context_t *ctx) { return ctx->is_gpu ? ctx->gpu.device : -1; }
 
-const char *dreduce_combine_path(const dreduce_context_t *ctx) { return ctx->comb_ready ? ctx->comb.path_text : ""; }
+const char *dreduce_combine_path(const dreduce_context_t *ctx)
+{
+    if (ctx->comb_ready) return ctx->comb.path_text;
+    return ctx->is_gpu ? ctx->path_text : "host buffers (CPU backend)";
+}
+
+int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us)
+{
+    *device_us = ctx->path_us[0];
+    *mapped_us = ctx->path_us[1];
+    return isfinite(ctx->path_us[0]) && isfinite(ctx->path_us[1]);
+}
 
 double dreduce_result_double(const dreduce_result_t *r)
 {

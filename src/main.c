@@ -399,9 +399,10 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         dr_report_t rep = {
             .opt = o, .nranks = nranks, .nnodes = topo->nnodes, .emulated = topo->emulated,
             .n_total = o->scaling == DR_SCALING_WEAK ? o->n * (uint64_t)nranks : o->n, .acc = acc,
-            .path_text = dreduce_combine_path(ctx), .mpi_library = lib, .result = result.value,
+            .path_text = dreduce_combine_path(ctx), .path_us = {NAN, NAN}, .mpi_library = lib, .result = result.value,
             .deterministic = deterministic, .check = check, .ranks = recs,
         };
+        dreduce_combine_costs(ctx, &rep.path_us[0], &rep.path_us[1]);
         if (dr_report_write(&rep, out) != 0 || (out != stdout && fclose(out) != 0)) {
             dr_error("writing the report to '%s' failed: %s", o->output[0] ? o->output : "stdout", strerror(errno));
             verdict = DR_ERR_RUNTIME;
