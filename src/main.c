@@ -450,6 +450,11 @@ int main(int argc, char **argv)
     int env_local = dr_binding_env_local_rank(&source);
     if (ngpus > 0 && env_local >= 0 && cudaSetDevice(env_local % ngpus) != cudaSuccess) (void)cudaGetLastError();
 
+    /* Open MPI 4.1 built with CUDA registers its shared-memory segments with cuMemHostRegister (smcuda), prints a
+     * one-time notice on stderr where that fails, and makes a device-buffer MPI_Reduce ~20 us slower on H200s
+     * (docs/performance.md). Skip the registration unless the user set the parameter: device buffers still work.
+     * Read by Open MPI's MPI_Init from this process's environment; ignored by other MPIs. */
+    setenv("OMPI_MCA_mpi_common_cuda_register_memory", "0", 0);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "dreduce: error: MPI_Init failed\n");
         return DR_ERR_RUNTIME;
