@@ -185,7 +185,9 @@ dr_status_t dr_combine_choose_path(dr_staging_t staging, int nranks, const doubl
     default: break;
     }
     *path = DR_PATH_MAPPED;
-    if (nranks == 1) snprintf(text, len, "mapped pinned host memory (auto: one rank, no MPI in a call)");
+    if (nranks == 1)
+        snprintf(text, len, "mapped pinned host memory (auto: one rank, no MPI in a call; MPI %s)",
+                 cuda_aware ? "is CUDA-aware" : "not CUDA-aware");
     else if (!cuda_aware) snprintf(text, len, "mapped pinned host memory (auto: MPI not CUDA-aware)");
     else {
         if (isfinite(us[0]) && us[0] <= us[1]) *path = DR_PATH_DEVICE; /* ties: device buffers */

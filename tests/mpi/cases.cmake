@@ -104,3 +104,9 @@ target_compile_options(combine_misuse PRIVATE ${DR_C_WARNINGS})
 add_test(NAME mpi_combine_misuse COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.sh ${DR_MPIEXEC}
                                          $<TARGET_FILE:combine_misuse>)
 set_tests_properties(mpi_combine_misuse PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
+# The same cases with GPU contexts (host arrays through the GPU, ranks sharing the GPUs), where there is one.
+add_test(NAME gpu_combine_misuse COMMAND bash ${PROJECT_SOURCE_DIR}/tests/gpu/run_if_gpu.sh bash
+                                         ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.sh ${DR_MPIEXEC}
+                                         $<TARGET_FILE:combine_misuse> --gpu)
+set_tests_properties(gpu_combine_misuse PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900
+                     ENVIRONMENT "${DR_TEST_ENV}")

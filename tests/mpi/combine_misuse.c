@@ -3,7 +3,7 @@
  * makes the others' call fail too, naming it, and the next valid call is right on every rank (the collectives stayed
  * matched); the watchdog is disarmed after an error return; two contexts keep their own timeouts, also used from two
  * threads at once. The messages are checked by tests/mpi/combine_misuse.sh.
- * Usage: combine_misuse CASE [--allreduce] [--combine flat] [--rpn N]. Exit 0 when every rank saw what it should,
+ * Usage: combine_misuse CASE [--allreduce] [--combine flat] [--rpn N] [--gpu]. Exit 0 when every rank saw what it should,
  * 1 otherwise, 77 when the case cannot run here (no MPI_THREAD_MULTIPLE). */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -101,8 +101,16 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--allreduce")) cfg.allreduce = 1;
         else if (!strcmp(argv[i], "--combine") && i + 1 < argc) cfg.combine = !strcmp(argv[++i], "flat") ? DR_COMBINE_FLAT : DR_COMBINE_HIER;
         else if (!strcmp(argv[i], "--rpn") && i + 1 < argc) cfg.ranks_per_node = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--gpu")) cfg.device = DR_DEVICE_GPU, cfg.share_gpus = 1; /* host arrays, GPU */
     }
     dreduce_context_t *ctx = NULL;
+    if (cfg.device == DR_DEVICE_GPU) { /* CUDA's first initialisation (seconds) outside the short timeouts below */
+        dreduce_config_t warm = cfg;
+        warm.timeout = 0;
+        if (dreduce_create(MPI_COMM_WORLD, &warm, &ctx) != DR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+        dreduce_destroy(ctx);
+        ctx = NULL;
+    }
     int32_t i32[3] = {200, 200, 200};
     float f32[3] = {1.5f, -2.5f, 3.f};
     double f64[3] = {13, 1, 2};

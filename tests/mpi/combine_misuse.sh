@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Misuse the combine must catch (label mpi, CPU backend; tests/mpi/combine_misuse.c does the calls and checks the
 # statuses and values): each case must end with exit 0 and the stated line, within its limit, never hang.
-# usage: combine_misuse.sh MPIEXEC COMBINE_MISUSE
+# usage: combine_misuse.sh MPIEXEC COMBINE_MISUSE [EXTRA_ARG...]   (e.g. --gpu: GPU contexts, every rank sharing)
 set -uo pipefail
 mpiexec=$1 prog=$2
+shift 2
+extra=("$@")
 passed=0 failed=0 skipped=0
 
 # check NAME NP REGEX -- PROGRAM_ARGS...
@@ -11,7 +13,7 @@ check() {
   local name=$1 np=$2 regex=$3
   shift 4
   local out code
-  out=$(timeout 60 "$mpiexec" --oversubscribe -np "$np" "$prog" "$@" 2>&1)
+  out=$(timeout 60 "$mpiexec" --oversubscribe -np "$np" "$prog" "$@" ${extra[@]+"${extra[@]}"} 2>&1)
   code=$?
   local why=""
   if [ "$code" -eq 77 ]; then skipped=$((skipped + 1)); echo "SKIP $name"; return
