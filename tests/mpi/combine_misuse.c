@@ -89,7 +89,8 @@ int main(int argc, char **argv)
 {
     const char *which = argc > 1 ? argv[1] : "";
     int provided = 0;
-    MPI_Init_thread(&argc, &argv, strcmp(which, "threads") ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
+    const int threads = !strcmp(which, "threads") || !strcmp(which, "thread_hang");
+    MPI_Init_thread(&argc, &argv, threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     alarm(50); /* a hang is a failure too (ctest's limit is 60 s) */
@@ -126,6 +127,31 @@ int main(int argc, char **argv)
             int64_t v[3] = {1, 2, 3}; /* the configs still differ: every call says so, even where acc_mode is moot */
             expect_mismatch(ctx, v, 3, DR_INT64, DR_SUM);
         }
+    } else if (!strcmp(which, "thread_hang")) {
+        /* Two contexts from two threads; rank 1 never joins a call on A (timeout 1 s) while B (timeout 30 s) keeps
+         * working on the other thread: rank 0 must give up on A in about a second (exit 3), B notwithstanding. */
+        if (provided < MPI_THREAD_MULTIPLE) {
+            if (rank == 0) printf("skipped: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+            MPI_Finalize();
+            return 77;
+        }
+        dreduce_context_t *a = NULL, *b = NULL;
+        cfg.timeout = 1;
+        EXPECT(dreduce_create(MPI_COMM_WORLD, &cfg, &a) == DR_OK, "create A");
+        cfg.timeout = 30;
+        EXPECT(dreduce_create(MPI_COMM_WORLD, &cfg, &b) == DR_OK, "create B");
+        thread_job_t jb = {b, 1000000, 0, DR_FLOAT32, 0};
+        pthread_t tb;
+        pthread_create(&tb, NULL, thread_calls, &jb);
+        if (rank == 0) {
+            int64_t v = 1;
+            dreduce_result_t r;
+            (void)dreduce_reduce(a, &v, 1, DR_INT64, DR_SUM, &r); /* never completes: the watchdog ends us */
+            fprintf(stderr, "FAIL (rank 0): a call on A returned although rank 1 never joined\n");
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        sleep_s(40); /* rank 1: B's thread keeps calling; the job is ended by rank 0's exit */
+        MPI_Abort(MPI_COMM_WORLD, 1);
     } else if (!strcmp(which, "threads")) {
         if (provided < MPI_THREAD_MULTIPLE) {
             if (rank == 0) printf("skipped: MPI_THREAD_MULTIPLE not provided (%d)\n", provided);

@@ -8,9 +8,9 @@ shift 2
 extra=("$@")
 passed=0 failed=0 skipped=0
 
-# check NAME NP REGEX -- PROGRAM_ARGS...
+# check NAME NP REGEX -- PROGRAM_ARGS...   (exit status 0 expected; CODE=N check ... for another)
 check() {
-  local name=$1 np=$2 regex=$3
+  local name=$1 np=$2 regex=$3 want=${CODE:-0}
   shift 4
   local out code
   out=$(timeout 60 "$mpiexec" --oversubscribe -np "$np" "$prog" "$@" ${extra[@]+"${extra[@]}"} 2>&1)
@@ -18,7 +18,7 @@ check() {
   local why=""
   if [ "$code" -eq 77 ]; then skipped=$((skipped + 1)); echo "SKIP $name"; return
   elif [ "$code" -eq 124 ]; then why="hung (killed after 60 s)"
-  elif [ "$code" -ne 0 ]; then why="exit status $code"
+  elif [ "$code" -ne "$want" ]; then why="exit status $code, expected $want"
   elif ! grep -Eq -- "$regex" <<<"$out"; then why="output does not match /$regex/"
   fi
   if [ -z "$why" ]; then passed=$((passed + 1)); echo "PASS $name"
@@ -43,5 +43,6 @@ check null_allreduce 3 "rank 2 .*rank 1 failed in this call" -- null --allreduce
 check watchdog_disarmed 2 "disarm passed" -- disarm
 check two_contexts 2 "two_contexts passed" -- two_contexts
 check threads 2 "threads passed" -- threads
+CODE=3 check thread_hang 2 "rank 0 .*timed out after 1 s waiting in the" -- thread_hang
 echo "combine misuse: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
