@@ -1,7 +1,8 @@
 /* libdreduce: a distributed reduction of one array spread over the ranks of an MPI communicator. Each rank hands in
  * its own part (in GPU memory or in host memory), reduces it on its GPU (the multi-pass warp-shuffle kernel) or on
- * its cores, and the partial results are combined across ranks with MPI_Reduce (within each node, then over the
- * node leaders). The dreduce program is a client of this library.
+ * its cores, and the partial results are combined across ranks with one MPI collective per level that has two
+ * ranks or more (within each node, then over the node leaders; nothing at all on one rank). The dreduce program is
+ * a client of this library.
  *
  *     dreduce_config_t cfg;
  *     dreduce_config_init(&cfg);
@@ -18,9 +19,20 @@
  * Collectives. dreduce_create, dreduce_prepare, dreduce_reduce and dreduce_destroy are collective over the
  * context's communicator: every rank calls them in the same order with the same dtype and op (counts may differ:
  * each rank reduces its own part). Argument errors that every rank sees alike (a bad dtype or op) return on every
- * rank before any communication; errors only one rank sees (its buffer is on another GPU, a CUDA failure) return on
- * that rank while the others wait in the combine: set cfg.timeout so they end instead of waiting forever (the
- * watchdog then ends the process, exit status 3), or abort the job on an error.
+ * rank before any communication. Every combine collective carries, beside the rank's partial, a signature of the
+ * call (dtype, op, accumulator, cfg.combine/allreduce/ranks_per_node) and a "this rank failed" flag, checked as the
+ * partials combine: ranks that disagree, or a rank whose own part failed (NULL buffer with a count, its count, its
+ * buffer on another GPU, a CUDA error), never yield a value. The failing rank still takes part in the collective,
+ * then returns its own error; every rank that receives the combined record (rank 0, or every rank with allreduce)
+ * returns an error naming what differs (field, values, ranks) or which rank failed. With a plain reduce the other
+ * ranks cannot know: they return DR_OK with valid = 0, as always. Either way the collectives stay matched, so the
+ * next call is sound. A rank that dies or hangs is the watchdog's: set cfg.timeout so the others end (exit status
+ * 3, naming the level and the nodes that do not answer) instead of waiting forever.
+ *
+ * Cost. After dreduce_create (and dreduce_prepare for a shape), a call on one rank makes no MPI call; on several,
+ * one collective per level with two ranks or more and no barrier (one node: one collective; --allreduce on one node
+ * is one MPI_Allreduce). Under a timeout with a plain reduce, every 256th call is an allreduce instead, so ranks
+ * that need not wait for rank 0 cannot run ahead of it without bound.
  *
  * Errors. Every call returns a dr_status_t (DR_OK, DR_ERR_USAGE for bad arguments, DR_ERR_RUNTIME for CUDA, MPI,
  * I/O or allocation failures) and prints one line saying why on stderr ("dreduce: error: rank R (host): ...").
@@ -63,12 +75,15 @@ typedef struct {
     int block;                 /* threads per block, a power of two in 32..1024; 0 (default): by kernel and size */
     dr_acc_mode_t acc_mode;    /* float sums/products in float64 (WIDE, default) or the input type (NATIVE) */
     dr_combine_mode_t combine; /* HIER (default) or FLAT */
-    dr_staging_t staging;      /* AUTO (default: DEVICE on a CUDA-aware MPI, else MAPPED), DEVICE, HOST or MAPPED */
+    dr_staging_t staging;      /* AUTO (default): the faster of DEVICE and MAPPED, measured once at create on a
+                                  CUDA-aware MPI with several ranks; MAPPED on one rank or without CUDA-awareness.
+                                  DEVICE (device buffers, or fail), HOST or MAPPED force a path */
     int allreduce;             /* 1: every rank gets the result (default 0: rank 0 of the communicator) */
     int ranks_per_node;        /* > 0: treat groups of this many ranks of a host as nodes (testing); default 0 */
     int cpu_threads;           /* CPU backend threads; 0 (default): one per core this process may run on */
-    double timeout;            /* > 0: a rank waiting longer than this many seconds in one collective of the
-                                  library prints which level and ends the process (exit 3); default 0: never */
+    double timeout;            /* > 0: a rank waiting longer than this many seconds in one collective of this
+                                  context prints which level and ends the process (exit 3); default 0: never.
+                                  Per context, armed only inside its calls */
     size_t chunk_bytes;        /* host arrays reach the GPU in chunks of this many bytes, copy and reduction
                                   overlapped (default 64 MiB) */
 } dreduce_config_t;
@@ -83,16 +98,20 @@ typedef struct {
 /* Times of the last dreduce_reduce on this rank, in milliseconds; NaN where this rank had no part in a level. */
 typedef struct {
     int passes;                           /* GPU kernel passes of one reduction (1 on the CPU backend) */
-    double pass_ms[DREDUCE_MAX_PASSES];   /* GPU: each pass (of the last chunk for host arrays) */
-    double local_ms;   /* this rank's reduction: every kernel pass of every chunk, or the CPU backend */
+    double pass_ms[DREDUCE_MAX_PASSES];   /* GPU: each pass (of the last chunk for host arrays); a GPU array's passes
+                                             are timed only where the context asks for per-pass events (the
+                                             program does; the library's default does not, to save driver calls) */
+    double local_ms;   /* this rank's reduction: every kernel pass of every chunk, or the CPU backend; a GPU array
+                          without per-pass events: the host's time from launch to the kernels' end */
     double load_ms;    /* host arrays on a GPU: copying them in, overlapped with the kernels (wall time) */
     double read_ms;    /* files: reading them (MPI-IO), overlapped with copying and reducing */
     double stage_ms;   /* the partial copied to pinned host memory (--staging host) */
-    double node_ms, global_ms, bcast_ms; /* the combine levels */
+    double node_ms, global_ms, bcast_ms; /* the combine levels, each from this rank's entry into its collective to
+                                            its return: time spent waiting for a slower rank shows here */
     double total_ms;   /* the whole call */
-    double launch_ms;  /* a GPU array: host time of the local level beyond the kernels' own (clearing the partial,
-                          launching, and seeing the kernels end); NAN otherwise */
-    double wait_ms;    /* the barriers that open the combine levels: waiting there for slower ranks */
+    double launch_ms;  /* a GPU array with per-pass events: host time of the local level beyond the kernels' own
+                          (launching, and seeing the kernels end); NAN otherwise */
+    double wait_ms;    /* NAN: a call has no barrier (kept for compatibility; waiting shows in node/global) */
     uint64_t chunks;   /* pieces the data came in (1 for a GPU array) */
     uint64_t bytes;    /* bytes this rank reduced */
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
@@ -166,9 +185,14 @@ void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out);
 int dreduce_gpu(const dreduce_context_t *ctx);
 
 /* How partials travel between ranks, for reports: "device buffers (CUDA-aware MPI)", "mapped pinned host memory
- * (...)", "host-staged (...)", ...
- * ("" before the first reduction or preparation). */
+ * (...)", "host-staged (...)", ... Chosen once per context at dreduce_create; with staging AUTO on a CUDA-aware MPI
+ * and several ranks both paths are measured there (a few hundred microseconds) and the text gives both costs. */
 const char *dreduce_combine_path(const dreduce_context_t *ctx);
+
+/* staging AUTO's measurement (dreduce_create): *device_us and *mapped_us get the median cost of one combine
+ * collective on device buffers and on mapped pinned host memory (the slowest rank's), and it returns 1; 0 (both
+ * NaN) where nothing was measured (one rank, no CUDA-aware MPI, a forced staging, the CPU backend). */
+int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us);
 
 /* The result as a double (integers converted, rounding above 2^53). */
 double dreduce_result_double(const dreduce_result_t *r);

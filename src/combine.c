@@ -1,6 +1,10 @@
+#define _POSIX_C_SOURCE 200809L
 #include "combine.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,7 +13,7 @@
 #endif
 
 #include "check.h"
-#include "watchdog.h"
+#include "timing.h"
 #include "dreduce/accum.h"
 
 /* Open MPI: MPIX_CUDA_AWARE_SUPPORT (mpi-ext.h) at compile time, MPIX_Query_cuda_support() at run time. The MPICH
@@ -33,195 +37,417 @@ void dr_combine_cuda_awareness(dr_cuda_awareness_t *a)
 #endif
 }
 
-/* Float min/max need the NaN and signed-zero rules of accum.h, which MPI_MIN/MPI_MAX do not promise. Unsigned
- * min/max are ours too: MPICH 4.0.2 (Debian's) compares MPI_UINT32_T/MPI_UINT64_T as signed under MPI_MIN/MPI_MAX
- * (pmodels/mpich#6083, MIN(0, UINT64_MAX) = UINT64_MAX), and some Open MPI 4.1 releases had the same bug
- * (open-mpi/ompi#10525). */
-#define DR_USER_LOOP(T, K, how)                                                                                 \
-    for (int i = 0; i < *len; ++i) ((T *)inout)[i] = dr_##how##_##K(((T *)in)[i], ((T *)inout)[i])
-#define DR_USER_MINMAX(name, how)                                                                               \
-    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)                                        \
-    {                                                                                                          \
-        if (*dt == MPI_FLOAT) DR_USER_LOOP(float, f32, how);                                                   \
-        else if (*dt == MPI_UINT32_T) DR_USER_LOOP(uint32_t, u32, how);                                        \
-        else if (*dt == MPI_UINT64_T) DR_USER_LOOP(uint64_t, u64, how);                                        \
-        else DR_USER_LOOP(double, f64, how);                                                                   \
-    }
-DR_USER_MINMAX(user_min, min)
-DR_USER_MINMAX(user_max, max)
-#undef DR_USER_MINMAX
-#undef DR_USER_LOOP
+/* ---- Records ------------------------------------------------------------------------------------------------ */
 
-/* The MPI datatype and op that combine exactly like accum.h. Signed 64-bit sums and products travel as uint64 so
- * MPI wraps them the way we do (a signed overflow in MPI's own code would be undefined). */
-static dr_status_t map_mpi(dr_combine_t *c)
+void dr_record_init(dr_record_t *r, const dr_signature_t *sig, int rank, dr_status_t failed)
 {
-    const int wraps = c->op == DR_SUM || c->op == DR_PROD;
-    switch (c->acc) {
-    case DR_ACC_I32: c->type = MPI_INT32_T; break;
-    case DR_ACC_U32: c->type = MPI_UINT32_T; break;
-    case DR_ACC_I64: c->type = wraps ? MPI_UINT64_T : MPI_INT64_T; break;
-    case DR_ACC_U64: c->type = MPI_UINT64_T; break;
-    case DR_ACC_F32: c->type = MPI_FLOAT; break;
-    default: c->type = MPI_DOUBLE; break;
+    memset(r, 0, sizeof *r);
+    for (int k = 0; k < DR_SIG_COUNT; ++k) {
+        r->sig[k].min = r->sig[k].max = sig->v[k];
+        r->sig[k].min_rank = r->sig[k].max_rank = rank;
     }
-    c->user_op = 0;
-    switch (c->op) {
-    case DR_SUM: c->mpi_op = MPI_SUM; break;
-    case DR_PROD: c->mpi_op = MPI_PROD; break;
-    case DR_BAND: c->mpi_op = MPI_BAND; break;
-    case DR_BOR: c->mpi_op = MPI_BOR; break;
-    case DR_BXOR: c->mpi_op = MPI_BXOR; break;
-    case DR_MIN:
-    case DR_MAX:
-        if (c->acc == DR_ACC_I32 || c->acc == DR_ACC_I64) {
-            c->mpi_op = c->op == DR_MIN ? MPI_MIN : MPI_MAX;
-        } else {
-            DR_MPI_CHECK(MPI_Op_create(c->op == DR_MIN ? user_min : user_max, 1, &c->mpi_op));
-            c->user_op = 1;
+    const int32_t acc = sig->v[DR_SIG_ACC_KIND], op = sig->v[DR_SIG_OP];
+    if (acc >= 0 && acc < DR_ACC_KIND_COUNT && op >= 0 && op < DR_OP_COUNT)
+        dr_acc_identity((dr_acc_kind_t)acc, (dr_op_t)op, &r->value);
+    r->ranks = 1;
+    r->failed = failed != DR_OK;
+    r->failed_rank = failed != DR_OK ? rank : INT32_MAX;
+    r->failed_status = (int32_t)failed;
+}
+
+static int record_agrees(const dr_record_t *r)
+{
+    if (r->failed) return 0;
+    for (int k = 0; k < DR_SIG_COUNT; ++k)
+        if (r->sig[k].min != r->sig[k].max) return 0;
+    return 1;
+}
+
+/* inout = in (+) inout, for one record: partials only where both sides agree with each other and within. */
+static void record_merge(const dr_record_t *in, dr_record_t *io)
+{
+    int same = record_agrees(in) && record_agrees(io);
+    for (int k = 0; k < DR_SIG_COUNT && same; ++k) same = in->sig[k].min == io->sig[k].min;
+    if (same) {
+        const int32_t acc = io->sig[DR_SIG_ACC_KIND].min, op = io->sig[DR_SIG_OP].min;
+        if (acc >= 0 && acc < DR_ACC_KIND_COUNT && op >= 0 && op < DR_OP_COUNT)
+            dr_acc_combine((dr_acc_kind_t)acc, (dr_op_t)op, &io->value, &in->value);
+    }
+    for (int k = 0; k < DR_SIG_COUNT; ++k) {
+        const dr_sig_range_t *a = &in->sig[k];
+        dr_sig_range_t *b = &io->sig[k];
+        if (a->min < b->min || (a->min == b->min && a->min_rank < b->min_rank)) b->min = a->min, b->min_rank = a->min_rank;
+        if (a->max > b->max || (a->max == b->max && a->max_rank < b->max_rank)) b->max = a->max, b->max_rank = a->max_rank;
+    }
+    io->ranks += in->ranks;
+    io->failed += in->failed;
+    if (in->failed_rank < io->failed_rank) io->failed_rank = in->failed_rank;
+    if (in->failed_status > io->failed_status) io->failed_status = in->failed_status;
+}
+
+/* The MPI op: MPI hands byte buffers of *len records, not necessarily aligned. */
+static void record_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < *len; ++i) {
+        dr_record_t a, b;
+        memcpy(&a, (char *)in + (size_t)i * sizeof a, sizeof a);
+        memcpy(&b, (char *)inout + (size_t)i * sizeof b, sizeof b);
+        record_merge(&a, &b);
+        memcpy((char *)inout + (size_t)i * sizeof b, &b, sizeof b);
+    }
+}
+
+static pthread_once_t mpi_once = PTHREAD_ONCE_INIT;
+static MPI_Datatype record_type = MPI_DATATYPE_NULL;
+static MPI_Op record_mpi_op = MPI_OP_NULL;
+static int record_mpi_ok;
+
+static void make_record_mpi(void)
+{
+    /* Commutative: every op of accum.h is, to the bit (float min/max by their NaN and signed-zero rules). */
+    record_mpi_ok = MPI_Type_contiguous((int)sizeof(dr_record_t), MPI_BYTE, &record_type) == MPI_SUCCESS &&
+                    MPI_Type_commit(&record_type) == MPI_SUCCESS &&
+                    MPI_Op_create(record_op, 1, &record_mpi_op) == MPI_SUCCESS;
+}
+
+dr_status_t dr_record_mpi(MPI_Datatype *type, MPI_Op *op)
+{
+    pthread_once(&mpi_once, make_record_mpi);
+    if (!record_mpi_ok) {
+        dr_error("creating the MPI datatype and op of the combine's records failed");
+        return DR_ERR_RUNTIME;
+    }
+    *type = record_type;
+    *op = record_mpi_op;
+    return DR_OK;
+}
+
+static const char *const sig_names[DR_SIG_COUNT] = {
+    [DR_SIG_DTYPE] = "dtype", [DR_SIG_OP] = "op", [DR_SIG_ACC_MODE] = "acc_mode", [DR_SIG_ACC_KIND] = "accumulator",
+    [DR_SIG_COMBINE] = "cfg.combine", [DR_SIG_ALLREDUCE] = "cfg.allreduce", [DR_SIG_RANKS_PER_NODE] = "cfg.ranks_per_node",
+};
+
+static void sig_value_text(int field, int32_t v, char *buf, size_t len)
+{
+    const char *name = NULL;
+    switch (field) {
+    case DR_SIG_DTYPE: name = v >= 0 && v < DR_DTYPE_COUNT ? dr_dtype_name((dr_dtype_t)v) : NULL; break;
+    case DR_SIG_OP: name = v >= 0 && v < DR_OP_COUNT ? dr_op_name((dr_op_t)v) : NULL; break;
+    case DR_SIG_ACC_MODE: name = v >= 0 && v < DR_ACC_MODE_COUNT ? dr_acc_mode_name((dr_acc_mode_t)v) : NULL; break;
+    case DR_SIG_ACC_KIND: name = v >= 0 && v < DR_ACC_KIND_COUNT ? dr_acc_kind_name((dr_acc_kind_t)v) : NULL; break;
+    case DR_SIG_COMBINE: name = v == DR_COMBINE_HIER ? "hier" : v == DR_COMBINE_FLAT ? "flat" : NULL; break;
+    default: break;
+    }
+    if (name) snprintf(buf, len, "%s", name);
+    else snprintf(buf, len, "%d", (int)v);
+}
+
+dr_status_t dr_record_check(const dr_record_t *r)
+{
+    if (r->failed) {
+        dr_error("rank %d%s failed in this call (its own error is on its line): no result on any rank",
+                 (int)r->failed_rank, r->failed > 1 ? " and others" : "");
+        return r->failed_status > DR_OK ? (dr_status_t)r->failed_status : DR_ERR_RUNTIME;
+    }
+    char msg[768] = "";
+    for (int k = 0; k < DR_SIG_COUNT; ++k) {
+        if (r->sig[k].min == r->sig[k].max) continue;
+        char lo[32], hi[32];
+        sig_value_text(k, r->sig[k].min, lo, sizeof lo);
+        sig_value_text(k, r->sig[k].max, hi, sizeof hi);
+        const size_t used = strlen(msg);
+        snprintf(msg + used, sizeof msg - used, "%s%s %s on rank %d but %s on rank %d", used ? "; " : "",
+                 sig_names[k], lo, (int)r->sig[k].min_rank, hi, (int)r->sig[k].max_rank);
+    }
+    if (!msg[0]) return DR_OK;
+    dr_error("the ranks called with different arguments (every rank must pass the same dtype, op and config): %s; "
+             "no result", msg);
+    return DR_ERR_USAGE;
+}
+
+/* ---- Paths and buffers ------------------------------------------------------------------------------------- */
+
+dr_status_t dr_combine_choose_path(dr_staging_t staging, int nranks, const double us[2], dr_path_t *path, char *text,
+                                   size_t len)
+{
+    dr_cuda_awareness_t aware;
+    dr_combine_cuda_awareness(&aware);
+    const int cuda_aware = aware.compile_time && aware.run_time;
+    switch (staging) {
+    case DR_STAGING_MAPPED:
+        *path = DR_PATH_MAPPED;
+        snprintf(text, len, "mapped pinned host memory (--staging mapped)");
+        return DR_OK;
+    case DR_STAGING_HOST:
+        *path = DR_PATH_STAGED;
+        snprintf(text, len, "host-staged (--staging host)");
+        return DR_OK;
+    case DR_STAGING_DEVICE:
+        if (!cuda_aware) {
+            dr_error("--staging device needs a CUDA-aware MPI, and this one is not (MPIX_CUDA_AWARE_SUPPORT %s, "
+                     "MPIX_Query_cuda_support() = %d): use --staging host or auto (cfg.staging)",
+                     aware.compile_time ? "1" : "absent or 0", aware.run_time);
+            return DR_ERR_USAGE;
         }
-        break;
-    default: return DR_ERR_USAGE;
+        *path = DR_PATH_DEVICE;
+        snprintf(text, len, "device buffers (--staging device, CUDA-aware MPI)");
+        return DR_OK;
+    default: break;
+    }
+    *path = DR_PATH_MAPPED;
+    if (nranks == 1)
+        snprintf(text, len, "mapped pinned host memory (auto: one rank, no MPI in a call; MPI %s)",
+                 cuda_aware ? "is CUDA-aware" : "not CUDA-aware");
+    else if (!cuda_aware) snprintf(text, len, "mapped pinned host memory (auto: MPI not CUDA-aware)");
+    else {
+        if (isfinite(us[0]) && us[0] <= us[1]) *path = DR_PATH_DEVICE; /* ties: device buffers */
+        snprintf(text, len, "%s (auto: measured device buffers %.1f us, mapped %.1f us per collective)",
+                 *path == DR_PATH_DEVICE ? "device buffers (CUDA-aware MPI)" : "mapped pinned host memory", us[0],
+                 us[1]);
     }
     return DR_OK;
 }
 
-dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_staging_t staging,
-                             void *device_partial)
+dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_path_t path, const char *path_text,
+                             void *device_partial, int rank)
 {
     memset(c, 0, sizeof *c);
     c->acc = acc;
     c->op = op;
     c->size = dr_acc_kind_size(acc);
     c->device_partial = device_partial;
-    DR_CHECK(map_mpi(c));
-
-    dr_cuda_awareness_t aware;
-    dr_combine_cuda_awareness(&aware);
-    if (!device_partial) {
-        c->path = DR_PATH_HOST;
-        snprintf(c->path_text, sizeof c->path_text, "host buffers (CPU backend)");
-    } else if (staging == DR_STAGING_MAPPED ||
-               (staging == DR_STAGING_AUTO && !(aware.compile_time && aware.run_time))) {
-        /* Without a CUDA-aware MPI the partial has to reach host memory: the kernel writing it there costs nothing,
-         * where a copy costs 8-10 us per reduction (docs/performance.md), so that is the automatic choice. */
-        c->path = DR_PATH_MAPPED;
-        snprintf(c->path_text, sizeof c->path_text, "%s",
-                 staging == DR_STAGING_MAPPED ? "mapped pinned host memory (--staging mapped)"
-                                              : "mapped pinned host memory (MPI not CUDA-aware)");
-    } else if (staging == DR_STAGING_DEVICE || staging == DR_STAGING_AUTO) {
-        if (!aware.compile_time || !aware.run_time) {
-            dr_error("--staging device needs a CUDA-aware MPI, and this one is not (MPIX_CUDA_AWARE_SUPPORT %s, "
-                     "MPIX_Query_cuda_support() = %d): use --staging host or auto",
-                     aware.compile_time ? "1" : "absent or 0", aware.run_time);
-            return DR_ERR_USAGE;
-        }
-        c->path = DR_PATH_DEVICE;
-        snprintf(c->path_text, sizeof c->path_text, "device buffers (CUDA-aware MPI)");
-    } else {
-        c->path = DR_PATH_STAGED;
-        snprintf(c->path_text, sizeof c->path_text, "host-staged (--staging host)");
-    }
-
+    c->rank = rank;
+    c->path = device_partial ? path : DR_PATH_HOST;
+    snprintf(c->path_text, sizeof c->path_text, "%s", device_partial ? path_text : "host buffers (CPU backend)");
+    const size_t bytes = 3 * sizeof(dr_record_t);
+    char *blk = NULL;
     if (c->path == DR_PATH_DEVICE) {
-        void *d = NULL;
-        DR_CUDA_CHECK(cudaMalloc(&d, 2 * sizeof(dr_value_t)));
-        c->own_device = 1;
-        c->partial = device_partial;
-        c->node_result = d;
-        c->result = (char *)d + sizeof(dr_value_t);
+        DR_CUDA_CHECK(cudaMalloc((void **)&blk, bytes));
+        c->device_block = blk;
     } else {
-        void *h = NULL;
         if (c->path == DR_PATH_MAPPED) {
-            DR_CUDA_CHECK(cudaHostAlloc(&h, 3 * sizeof(dr_value_t), cudaHostAllocMapped));
-            DR_CUDA_CHECK(cudaHostGetDevicePointer(&c->mapped_partial, h, 0));
-        } else if (c->path == DR_PATH_STAGED)
-            DR_CUDA_CHECK(cudaMallocHost(&h, 3 * sizeof(dr_value_t)));
-        else if (!(h = calloc(3, sizeof(dr_value_t)))) {
-            dr_error("cannot allocate %zu bytes of host memory for the combine", 3 * sizeof(dr_value_t));
+            DR_CUDA_CHECK(cudaHostAlloc((void **)&blk, bytes, cudaHostAllocMapped));
+            c->host_block = blk;
+            DR_CUDA_CHECK(cudaHostGetDevicePointer(&c->mapped_partial, blk, 0));
+        } else if (c->path == DR_PATH_STAGED) {
+            DR_CUDA_CHECK(cudaMallocHost((void **)&blk, bytes));
+            c->host_block = blk;
+        } else if (!(blk = calloc(1, bytes))) {
+            dr_error("cannot allocate %zu bytes of host memory for the combine", bytes);
             return DR_ERR_RUNTIME;
+        } else {
+            c->host_block = blk;
         }
-        c->host_block = h;
-        c->partial = h;
-        c->node_result = (char *)h + sizeof(dr_value_t);
-        c->result = (char *)h + 2 * sizeof(dr_value_t);
+        memset(blk, 0, bytes);
+    }
+    c->partial = (dr_record_t *)blk;
+    c->node_result = (dr_record_t *)(blk + sizeof(dr_record_t));
+    c->result = (dr_record_t *)(blk + 2 * sizeof(dr_record_t));
+    return DR_OK;
+}
+
+dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
+{
+    if (c->have_sig && memcmp(&c->sig, sig, sizeof *sig) == 0) return DR_OK;
+    dr_record_t r;
+    dr_record_init(&r, sig, c->rank, DR_OK);
+    /* Everything but the value: the kernel (or the CPU backend) writes that in every call. */
+    const size_t off = offsetof(dr_record_t, sig);
+    if (c->path == DR_PATH_DEVICE)
+        DR_CUDA_CHECK(cudaMemcpy((char *)c->partial + off, (char *)&r + off, sizeof r - off, cudaMemcpyHostToDevice));
+    else memcpy((char *)c->partial + off, (char *)&r + off, sizeof r - off);
+    c->sig = *sig;
+    c->have_sig = 1;
+    return DR_OK;
+}
+
+/* ---- Levels ----------------------------------------------------------------------------------------------------- */
+
+/* One collective of one level: blocking (watched by the watchdog's thread) when asked (device buffers) or without a
+ * timeout; else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer. kind 'r':
+ * reduce to 0, 'a': allreduce, 'b': a broadcast from 0. */
+static dr_status_t level(dr_watchdog_t *wd, int blocking, const char *what, char kind, const void *in, void *out,
+                         MPI_Comm comm, double *ms)
+{
+    MPI_Datatype type;
+    MPI_Op op;
+    DR_CHECK(dr_record_mpi(&type, &op));
+    const double t0 = dr_now_ms();
+    dr_watchdog_enter(wd, what);
+    int rc;
+    if (dr_watchdog_armed(wd) && !blocking) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (kind == 'r') rc = MPI_Ireduce(in, out, 1, type, op, 0, comm, &req);
+        else if (kind == 'a') rc = MPI_Iallreduce(in, out, 1, type, op, comm, &req);
+        else rc = MPI_Ibcast(out, 1, type, 0, comm, &req);
+        if (rc == MPI_SUCCESS) {
+            const dr_status_t s = dr_watchdog_wait(wd, &req);
+            dr_watchdog_leave(wd);
+            if (s != DR_OK) return s;
+            *ms = dr_now_ms() - t0;
+            return DR_OK;
+        }
+    } else {
+        if (kind == 'r') rc = MPI_Reduce(in, out, 1, type, op, 0, comm);
+        else if (kind == 'a') rc = MPI_Allreduce(in, out, 1, type, op, comm);
+        else rc = MPI_Bcast(out, 1, type, 0, comm);
+    }
+    dr_watchdog_leave(wd);
+    *ms = dr_now_ms() - t0;
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        dr_error("the combine's %s level failed: %s", what, msg);
+        return DR_ERR_RUNTIME;
     }
     return DR_OK;
 }
 
-/* The watched barrier that opens a level; its time (waiting for slower ranks) goes to times->wait_ms. */
-static dr_status_t timed_barrier(MPI_Comm comm, const dr_topology_t *t, dr_combine_times_t *times)
+dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                              int blocking, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
+                              dr_record_t **final, dr_combine_times_t *times)
 {
-    const double t0 = MPI_Wtime();
-    DR_CHECK(dr_watchdog_barrier(comm, t->comm));
-    times->wait_ms += (MPI_Wtime() - t0) * 1e3;
+    times->node_ms = times->global_ms = times->bcast_ms = NAN;
+    *final = NULL;
+    if (mode == DR_COMBINE_FLAT || t->nranks == 1) {
+        if (t->nranks == 1) *final = partial;
+        else if (allreduce) {
+            DR_CHECK(level(wd, blocking, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result, t->comm,
+                           &times->global_ms));
+            *final = result;
+        } else {
+            DR_CHECK(level(wd, blocking, "global (flat MPI_Reduce over all ranks)", 'r', partial, result, t->comm,
+                           &times->global_ms));
+            if (t->rank == 0) *final = result;
+        }
+        return DR_OK;
+    }
+    const int one_node = t->nnodes == 1;
+    dr_record_t *node_rec = partial; /* the node's record, on its leader */
+    if (t->local_size > 1) {
+        if (allreduce && one_node) {
+            DR_CHECK(level(wd, blocking, "node (MPI_Allreduce over the node)", 'a', partial, result, t->node_comm,
+                           &times->node_ms));
+            *final = result;
+            return DR_OK;
+        }
+        DR_CHECK(level(wd, blocking, "node (MPI_Reduce to the node leader)", 'r', partial, node_result, t->node_comm,
+                       &times->node_ms));
+        node_rec = node_result;
+    }
+    if (t->local_rank == 0) {
+        if (one_node) *final = node_rec;
+        else {
+            DR_CHECK(level(wd, blocking,
+                           allreduce ? "global (MPI_Allreduce over the node leaders)"
+                                     : "global (MPI_Reduce over the node leaders)",
+                           allreduce ? 'a' : 'r', node_rec, result, t->leaders_comm, &times->global_ms));
+            if (allreduce || t->rank == 0) *final = result;
+        }
+    }
+    if (allreduce && !one_node && t->local_size > 1) {
+        DR_CHECK(level(wd, blocking, "bcast (the result to the node's ranks)", 'b', NULL, result, t->node_comm,
+                       &times->bcast_ms));
+        *final = result;
+    }
     return DR_OK;
 }
 
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,
-                           dr_combine_times_t *times)
+                           dr_watchdog_t *wd, int blocking, dr_record_t **final, dr_combine_times_t *times)
 {
-    times->stage_ms = times->node_ms = times->global_ms = times->bcast_ms = NAN;
-    times->wait_ms = 0;
-    double t0;
+    times->stage_ms = NAN;
     if (c->path == DR_PATH_STAGED) {
-        t0 = MPI_Wtime();
-        DR_CUDA_CHECK(cudaMemcpy(c->partial, c->device_partial, c->size, cudaMemcpyDeviceToHost));
-        times->stage_ms = (MPI_Wtime() - t0) * 1e3;
+        const double t0 = dr_now_ms();
+        DR_CUDA_CHECK(cudaMemcpy(&c->partial->value, c->device_partial, c->size, cudaMemcpyDeviceToHost));
+        times->stage_ms = dr_now_ms() - t0;
     }
-    /* Each level begins with a barrier watched by this thread, so that a rank that waits there past --timeout names
-     * the nodes that do not answer (watchdog.h). The collectives themselves stay blocking: their time is the level's
-     * time, and they follow a barrier everyone passed (a fault inside one is left to the watchdog thread). The first
-     * call gathers the node names (dr_watchdog_prepare: collective over every rank, watched by the thread). */
-    if (mode == DR_COMBINE_FLAT) {
-        dr_watchdog_enter("global (flat MPI_Reduce over all ranks)");
-        DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
-        DR_CHECK(timed_barrier(t->comm, t, times));
-        t0 = MPI_Wtime();
-        if (allreduce) DR_MPI_CHECK(MPI_Allreduce(c->partial, c->result, 1, c->type, c->mpi_op, t->comm));
-        else DR_MPI_CHECK(MPI_Reduce(c->partial, c->result, 1, c->type, c->mpi_op, 0, t->comm));
-        times->global_ms = (MPI_Wtime() - t0) * 1e3;
-        dr_watchdog_leave();
-        return DR_OK;
-    }
-    dr_watchdog_enter("node (MPI_Reduce to the node leader)");
-    DR_CHECK(dr_watchdog_prepare(t->comm, t->node_name));
-    DR_CHECK(timed_barrier(t->node_comm, t, times));
-    t0 = MPI_Wtime();
-    DR_MPI_CHECK(MPI_Reduce(c->partial, c->node_result, 1, c->type, c->mpi_op, 0, t->node_comm));
-    times->node_ms = (MPI_Wtime() - t0) * 1e3;
-    if (t->leaders_comm != MPI_COMM_NULL) {
-        dr_watchdog_enter("global (MPI_Reduce over the node leaders)");
-        DR_CHECK(timed_barrier(t->leaders_comm, t, times));
-        t0 = MPI_Wtime();
-        if (allreduce)
-            DR_MPI_CHECK(MPI_Allreduce(c->node_result, c->result, 1, c->type, c->mpi_op, t->leaders_comm));
-        else
-            DR_MPI_CHECK(MPI_Reduce(c->node_result, c->result, 1, c->type, c->mpi_op, 0, t->leaders_comm));
-        times->global_ms = (MPI_Wtime() - t0) * 1e3;
-    }
-    if (allreduce) {
-        dr_watchdog_enter("bcast (the result to the node's ranks)");
-        t0 = MPI_Wtime();
-        DR_MPI_CHECK(MPI_Bcast(c->result, (int)c->size, MPI_BYTE, 0, t->node_comm));
-        times->bcast_ms = (MPI_Wtime() - t0) * 1e3;
-    }
-    dr_watchdog_leave();
+    return dr_combine_levels(t, mode, allreduce, wd, blocking, c->partial, c->node_result, c->result,
+                             final, times);
+}
+
+dr_status_t dr_combine_read_record(const dr_combine_t *c, const dr_record_t *final, dr_record_t *out)
+{
+    if (c->path == DR_PATH_DEVICE) DR_CUDA_CHECK(cudaMemcpy(out, final, sizeof *out, cudaMemcpyDeviceToHost));
+    else memcpy(out, final, sizeof *out);
     return DR_OK;
 }
 
-dr_status_t dr_combine_read_result(const dr_combine_t *c, dr_value_t *out)
+/* ---- Measuring the paths (staging auto) ---------------------------------------------------------------------- */
+
+enum { MEASURE_WARMUP = 3, MEASURE_REPS = 9 };
+
+static int cmp_double(const void *a, const void *b)
 {
-    memset(out, 0, sizeof *out);
-    if (c->path == DR_PATH_DEVICE) DR_CUDA_CHECK(cudaMemcpy(out, c->result, c->size, cudaMemcpyDeviceToHost));
-    else memcpy(out, c->result, c->size);
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median time of MEASURE_REPS record collectives from `in` to `out` over the level the calls use. */
+static dr_status_t time_path(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                             int device, dr_record_t *recs, double *us)
+{
+    double v[MEASURE_REPS];
+    for (int i = 0; i < MEASURE_WARMUP + MEASURE_REPS; ++i) {
+        dr_record_t *final;
+        dr_combine_times_t tm;
+        const double t0 = dr_now_ms();
+        DR_CHECK(dr_combine_levels(t, mode, allreduce, wd, device, &recs[0], &recs[1], &recs[2], &final, &tm));
+        if (i >= MEASURE_WARMUP) v[i - MEASURE_WARMUP] = (dr_now_ms() - t0) * 1e3;
+    }
+    qsort(v, MEASURE_REPS, sizeof *v, cmp_double);
+    *us = v[MEASURE_REPS / 2];
     return DR_OK;
+}
+
+dr_status_t dr_combine_measure(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                               double us[2])
+{
+    dr_signature_t sig;
+    memset(&sig, 0, sizeof sig);
+    sig.v[DR_SIG_DTYPE] = DR_FLOAT32;
+    sig.v[DR_SIG_OP] = DR_SUM;
+    sig.v[DR_SIG_ACC_KIND] = DR_ACC_F64;
+    sig.v[DR_SIG_COMBINE] = (int32_t)mode;
+    sig.v[DR_SIG_ALLREDUCE] = allreduce;
+    dr_record_t h[3];
+    for (int i = 0; i < 3; ++i) dr_record_init(&h[i], &sig, t->rank, DR_OK);
+    dr_record_t *d = NULL, *m = NULL;
+    dr_status_t s = DR_OK;
+    if (cudaMalloc((void **)&d, sizeof h) != cudaSuccess || cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice) !=
+        cudaSuccess || cudaHostAlloc((void **)&m, sizeof h, cudaHostAllocMapped) != cudaSuccess) {
+        (void)cudaGetLastError();
+        dr_error("cannot allocate the buffers to measure the combine's paths (staging auto)");
+        s = DR_ERR_RUNTIME;
+    }
+    /* Time only if every rank has its buffers: the timed collectives must be matched on every rank. */
+    int ok = s == DR_OK, all_ok = 0;
+    dr_watchdog_enter(wd, "setup (every rank ready to measure the combine's paths)");
+    const int arc = MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, t->comm);
+    dr_watchdog_leave(wd);
+    if (arc != MPI_SUCCESS) all_ok = 0;
+    double mine[2] = {INFINITY, INFINITY};
+    if (all_ok) {
+        memcpy(m, h, sizeof h);
+        s = time_path(t, mode, allreduce, wd, 1, d, &mine[0]);
+        if (s == DR_OK) s = time_path(t, mode, allreduce, wd, 0, m, &mine[1]);
+    }
+    if (d) cudaFree(d);
+    if (m) cudaFreeHost(m);
+    /* Every rank chooses alike: by the slowest rank's times. (Reached by every rank whatever happened above.) */
+    if (s != DR_OK) mine[0] = mine[1] = INFINITY;
+    dr_watchdog_enter(wd, "setup (comparing the combine's measured paths)");
+    const int rc = MPI_Allreduce(mine, us, 2, MPI_DOUBLE, MPI_MAX, t->comm);
+    dr_watchdog_leave(wd);
+    if (rc != MPI_SUCCESS) return DR_ERR_RUNTIME;
+    return all_ok ? s : DR_ERR_RUNTIME;
 }
 
 void dr_combine_free(dr_combine_t *c)
 {
-    if (c->user_op) MPI_Op_free(&c->mpi_op);
-    if (c->own_device) cudaFree(c->node_result);
+    if (c->device_block) cudaFree(c->device_block);
     if (c->host_block) {
         if (c->path == DR_PATH_STAGED || c->path == DR_PATH_MAPPED) cudaFreeHost(c->host_block);
         else free(c->host_block);

@@ -10,6 +10,7 @@
 #include "gpu_backend.h"
 #include "input.h"
 #include "topology.h"
+#include "watchdog.h"
 
 struct dreduce_context {
     dreduce_config_t cfg;
@@ -18,8 +19,16 @@ struct dreduce_context {
     int is_gpu;
     dr_gpu_t gpu;
     int threads;          /* CPU backend threads */
+    dr_watchdog_t *wd;    /* this context's watchdog (cfg.timeout), armed only inside its calls */
+    dr_path_t path;       /* GPU: how partials reach MPI, chosen once at create (staging auto measures) */
+    char path_text[192];
+    double path_us[2];    /* staging auto on a CUDA-aware MPI: measured device-buffer and mapped costs (us), else NaN */
+    int blocking;         /* the combine's collectives stay blocking under a timeout (device buffers); alike on every rank */
+    uint64_t calls;       /* combines so far (alike on every rank): every DR_SYNC_EVERY-th is an allreduce (dreduce.c) */
+    int pass_events;      /* 1: time each kernel pass with events (the program's report); 0 (default): no events */
     dr_combine_t comb;    /* set up for (comb_acc, comb_op); comb_ready when valid */
     int comb_ready;
+    dr_record_t fail_rec[3]; /* host records for a call this rank failed locally: it still joins the combine */
     dr_chunks_t chunks;   /* host arrays and files, in chunks */
     dr_value_t partial;   /* CPU backend: this rank's partial of the last reduction */
     int have_partial;

@@ -17,6 +17,7 @@
 #include "parallel.h"
 #include "reference.h"
 #include "shard.h"
+#include "timing.h"
 #include "watchdog.h"
 
 _Static_assert(DREDUCE_MAX_PASSES == DR_GPU_MAX_PASSES, "dreduce.h and kernels/launch.h disagree on passes");
@@ -44,9 +45,9 @@ void dreduce_config_init(dreduce_config_t *cfg)
 dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase)
 {
     int mine = (int)s, worst = (int)DR_ERR_RUNTIME;
-    dr_watchdog_enter(phase);
+    dr_watchdog_enter(ctx->wd, phase);
     const int rc = MPI_Allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, ctx->topo.comm);
-    dr_watchdog_leave();
+    dr_watchdog_leave(ctx->wd);
     return rc == MPI_SUCCESS ? (dr_status_t)worst : DR_ERR_RUNTIME;
 }
 
@@ -138,6 +139,32 @@ static dr_status_t check_config(const dreduce_config_t *c)
     return DR_OK;
 }
 
+/* Collective, after every rank's device is known: prepare the watchdog's pings (with a timeout) and choose how GPU
+ * partials reach MPI, once per context. staging auto on a CUDA-aware MPI measures both paths (dr_combine_measure);
+ * every rank takes part in the measurement or none does. */
+static dr_status_t choose_path(dreduce_context_t *ctx)
+{
+    const dr_topology_t *t = &ctx->topo;
+    dr_status_t s = DR_OK;
+    if (t->nranks > 1 && dr_watchdog_armed(ctx->wd)) s = dr_watchdog_prepare(ctx->wd, t->comm, t->node_name);
+    dr_cuda_awareness_t aware;
+    dr_combine_cuda_awareness(&aware);
+    if (s == DR_OK && t->nranks > 1 && ctx->cfg.staging == DR_STAGING_AUTO && aware.compile_time && aware.run_time) {
+        int mine = ctx->is_gpu, all = 0;
+        dr_watchdog_enter(ctx->wd, "setup (every rank reporting its device)");
+        const int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, t->comm);
+        dr_watchdog_leave(ctx->wd);
+        if (rc != MPI_SUCCESS) return DR_ERR_RUNTIME;
+        if (all) s = dr_combine_measure(t, ctx->cfg.combine, ctx->cfg.allreduce, ctx->wd, ctx->path_us);
+    }
+    /* Alike on every rank: a forced device path, or a measured one that chose device buffers. */
+    ctx->blocking = ctx->cfg.staging == DR_STAGING_DEVICE ||
+                    (isfinite(ctx->path_us[0]) && ctx->path_us[0] <= ctx->path_us[1]);
+    if (s != DR_OK || !ctx->is_gpu) return s;
+    return dr_combine_choose_path(ctx->cfg.staging, t->nranks, ctx->path_us, &ctx->path, ctx->path_text,
+                                  sizeof ctx->path_text);
+}
+
 dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_context_t **out)
 {
     *out = NULL;
@@ -155,7 +182,8 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
         return s;
     }
     dr_log_set_rank(ctx->topo.rank, ctx->topo.nranks, ctx->topo.host);
-    if (cfg->timeout > 0 && dr_watchdog_start(cfg->timeout) != 0)
+    for (int i = 0; i < 2; ++i) ctx->path_us[i] = NAN;
+    if (dr_watchdog_create(&ctx->wd, cfg->timeout) != DR_OK)
         dr_warn("could not start the timeout watchdog: collectives unwatched");
     ctx->threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : dr_parallel_default_threads();
     /* Unbound ranks each see every core: share them among this host's ranks rather than oversubscribe. */
@@ -164,7 +192,9 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
     s = setup_device(ctx);
     if (s == DR_OK && !ctx->is_gpu && cfg->staging != DR_STAGING_AUTO && ctx->topo.rank == 0)
         dr_warn("no GPU: the CPU backend's partials are host memory, the staging choice has no effect");
-    if ((s = dr_context_agree(ctx, s, "setup (every rank reporting its device)")) != DR_OK) {
+    if ((s = dr_context_agree(ctx, s, "setup (every rank reporting its device)")) == DR_OK)
+        s = dr_context_agree(ctx, choose_path(ctx), "setup (every rank reporting its combine path)");
+    if (s != DR_OK) {
         dreduce_destroy(ctx);
         return s;
     }
@@ -189,19 +219,28 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
     return DR_OK;
 }
 
-/* Combine buffers for (acc, op), kept while the pair stays the same. */
+/* The combine's records for (acc, op). Records have one size whatever the type, so they are allocated once per
+ * context (on the path chosen at create) and a new (acc, op) only changes what the record says: no allocation, no
+ * driver call. */
 static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_op_t op)
 {
-    if (ctx->comb_ready && ctx->comb.acc == acc && ctx->comb.op == op) return DR_OK;
-    /* The kernels stop writing into the old buffers before they go, and the partial they held goes with them. */
-    if (ctx->is_gpu) dr_gpu_set_partial_target(&ctx->gpu, NULL, NULL);
+    if (ctx->comb_ready) {
+        if (ctx->comb.acc != acc || ctx->comb.op != op) ctx->have_partial = 0;
+        ctx->comb.acc = acc;
+        ctx->comb.op = op;
+        ctx->comb.size = dr_acc_kind_size(acc);
+        return DR_OK;
+    }
     ctx->have_partial = 0;
-    if (ctx->comb_ready) dr_combine_free(&ctx->comb);
-    ctx->comb_ready = 0;
-    DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->cfg.staging, ctx->is_gpu ? ctx->gpu.d_result : NULL));
+    DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->path, ctx->path_text, ctx->is_gpu ? ctx->gpu.d_result : NULL,
+                              ctx->topo.rank));
     ctx->comb_ready = 1;
+    /* The kernels write the partial straight into the record MPI reads (its value comes first), except when it is
+     * copied there (STAGED). */
     if (ctx->is_gpu && ctx->comb.path == DR_PATH_MAPPED)
         dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.mapped_partial, ctx->comb.partial);
+    else if (ctx->is_gpu && ctx->comb.path == DR_PATH_DEVICE)
+        dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.partial, NULL);
     return DR_OK;
 }
 
@@ -275,7 +314,7 @@ static void inject_faults(dreduce_context_t *ctx)
             if (dr_gpu_write_partial(&ctx->gpu, &v) != DR_OK) return;
         } else {
             ctx->partial.bytes[size - 1] ^= 1;
-            memcpy(ctx->comb.partial, &ctx->partial, size);
+            memcpy(&ctx->comb.partial->value, &ctx->partial, size);
         }
     }
     if (dr_fault("hang", rank)) {
@@ -284,24 +323,68 @@ static void inject_faults(dreduce_context_t *ctx)
     }
 }
 
-/* After the local reduction: combine, hand out the result, record the times. */
-static dr_status_t finish(dreduce_context_t *ctx, dreduce_result_t *out, double t0)
+/* The signature of a call (combine.h): what every rank must pass alike. */
+static void make_signature(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, dr_signature_t *sig)
+{
+    memset(sig, 0, sizeof *sig);
+    sig->v[DR_SIG_DTYPE] = (int32_t)dtype;
+    sig->v[DR_SIG_OP] = (int32_t)op;
+    sig->v[DR_SIG_ACC_MODE] = (int32_t)ctx->cfg.acc_mode;
+    sig->v[DR_SIG_ACC_KIND] = (int32_t)dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+    sig->v[DR_SIG_COMBINE] = (int32_t)ctx->cfg.combine;
+    sig->v[DR_SIG_ALLREDUCE] = ctx->cfg.allreduce != 0;
+    sig->v[DR_SIG_RANKS_PER_NODE] = ctx->cfg.ranks_per_node;
+}
+
+/* With a reduce to rank 0 under a timeout (nonblocking collectives), the other ranks never wait for the root: they
+ * could run ahead by any number of calls, and MPI buffers their messages at the root (Open MPI: tens of MB after
+ * 10^5 calls). Every DR_SYNC_EVERY-th combine is an allreduce instead, still one collective per level, which bounds
+ * the lead. Blocking MPI_Reduce needs none of this (the MPI's own flow control bounds it). */
+#define DR_SYNC_EVERY 256
+
+/* After the local level, whatever its status: the combine (one collective per level with >= 2 ranks), the result
+ * where it is valid, the times. A rank whose local level failed (`local`) still joins the combine, with a host
+ * record flagged failed, so that no other rank gets a value mixed from two calls and the collectives stay matched
+ * for the next call; it then returns its own error. */
+static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_signature_t *sig,
+                          dreduce_result_t *out, double t0)
 {
     dreduce_timings_t *tm = &ctx->timings;
-    inject_faults(ctx);
     dr_combine_times_t ct;
-    DR_CHECK(dr_combine_run(&ctx->comb, &ctx->topo, ctx->cfg.combine, ctx->cfg.allreduce, &ct));
+    dr_record_t *final = NULL;
+    dr_status_t s = local;
+    const int sync = !ctx->cfg.allreduce && !ctx->blocking && dr_watchdog_armed(ctx->wd) &&
+                     ++ctx->calls % DR_SYNC_EVERY == 0;
+    const int allreduce = ctx->cfg.allreduce || sync;
+    if (s == DR_OK) s = dr_combine_set_signature(&ctx->comb, sig);
+    if (s == DR_OK) {
+        inject_faults(ctx);
+        s = dr_combine_run(&ctx->comb, &ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, &final, &ct);
+        if (s != DR_OK) return s; /* MPI failed: nothing to join any more */
+    } else {
+        dr_record_t *f = ctx->fail_rec;
+        dr_record_init(&f[0], sig, ctx->topo.rank, s);
+        ct.stage_ms = NAN;
+        if (dr_combine_levels(&ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, &f[0], &f[1], &f[2],
+                              &final, &ct) != DR_OK)
+            return s;
+        final = NULL; /* our own error stands, whatever the others sent */
+    }
+    if (sync && ctx->topo.rank != 0) final = NULL; /* the result is rank 0's, as configured */
     tm->stage_ms = ct.stage_ms;
     tm->node_ms = ct.node_ms;
     tm->global_ms = ct.global_ms;
     tm->bcast_ms = ct.bcast_ms;
-    tm->wait_ms = ct.wait_ms;
-    memset(out, 0, sizeof *out);
-    out->kind = ctx->comb.acc;
-    out->valid = ctx->topo.rank == 0 || ctx->cfg.allreduce;
-    if (out->valid) DR_CHECK(dr_combine_read_result(&ctx->comb, &out->value));
-    tm->total_ms = (MPI_Wtime() - t0) * 1e3;
-    return DR_OK;
+    if (final) {
+        dr_record_t rec;
+        DR_CHECK(dr_combine_read_record(&ctx->comb, final, &rec));
+        DR_CHECK(dr_record_check(&rec));
+        out->kind = ctx->comb.acc;
+        out->valid = 1;
+        memcpy(&out->value, &rec.value, ctx->comb.size);
+    }
+    tm->total_ms = dr_now_ms() - t0;
+    return s;
 }
 
 static void reset_timings(dreduce_timings_t *tm)
@@ -324,11 +407,10 @@ static void record_chunks(dreduce_timings_t *tm, const dr_chunk_stats_t *st, siz
     tm->depth = st->depth;
 }
 
-dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
-                           dreduce_result_t *out)
+/* This rank's local level of dreduce_reduce: its partial into the combine's record. Errors here are this rank's
+ * alone (its buffer, its count, its GPU); the caller still joins the combine. */
+static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op)
 {
-    const double t0 = MPI_Wtime();
-    DR_CHECK(check_shape(dtype, op));
     if (!buf && count > 0) {
         dr_error("NULL buffer with count %llu (NULL is allowed only for count 0)", (unsigned long long)count);
         return DR_ERR_USAGE;
@@ -342,19 +424,21 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
     DR_CHECK(ensure_combine(ctx, acc, op));
     int on_device = 0, managed = 0;
-    if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
+    if (count > 0 && ctx->is_gpu) DR_CHECK(classify(ctx, buf, &on_device, &managed));
     dreduce_timings_t *tm = &ctx->timings;
-    reset_timings(tm);
-    ctx->have_partial = 0;
     if (ctx->is_gpu && (on_device || count == 0)) {
         DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count, managed));
-        const double l0 = MPI_Wtime();
-        DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, tm->pass_ms));
-        const double host_ms = (MPI_Wtime() - l0) * 1e3;
+        const double l0 = dr_now_ms();
+        DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, ctx->pass_events ? tm->pass_ms : NULL));
+        const double host_ms = dr_now_ms() - l0;
         tm->passes = ctx->gpu.plan.passes;
-        tm->local_ms = 0;
-        for (int p = 0; p < tm->passes; ++p) tm->local_ms += tm->pass_ms[p];
-        tm->launch_ms = host_ms - tm->local_ms;
+        if (ctx->pass_events) {
+            tm->local_ms = 0;
+            for (int p = 0; p < tm->passes; ++p) tm->local_ms += tm->pass_ms[p];
+            tm->launch_ms = host_ms - tm->local_ms;
+        } else {
+            tm->local_ms = host_ms; /* launches, kernels and the synchronization, seen from the host */
+        }
         tm->chunks = 1;
         tm->bytes = count * esize;
         tm->depth = ctx->gpu.plan.serial_depth;
@@ -366,22 +450,40 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
                                       0, host_next, &src, &st));
         record_chunks(tm, &st, esize, 0);
     } else {
-        const double l0 = MPI_Wtime();
+        if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
+        const double l0 = dr_now_ms();
         uint64_t depth = 0;
         if (dr_cpu_reduce(dtype, op, acc, buf, (size_t)count, ctx->threads, &ctx->partial, &depth) != 0) {
             dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype),
                      dr_op_name(op), dr_acc_kind_name(acc));
             return DR_ERR_RUNTIME;
         }
-        memcpy(ctx->comb.partial, &ctx->partial, ctx->comb.size);
-        tm->local_ms = tm->pass_ms[0] = (MPI_Wtime() - l0) * 1e3;
+        memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
+        tm->local_ms = tm->pass_ms[0] = dr_now_ms() - l0;
         tm->passes = 1;
         tm->chunks = 1;
         tm->bytes = count * esize;
         tm->depth = depth;
     }
     ctx->have_partial = 1;
-    return finish(ctx, out, t0);
+    return DR_OK;
+}
+
+dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
+                           dreduce_result_t *out)
+{
+    const double t0 = dr_now_ms();
+    memset(out, 0, sizeof *out);
+    /* Errors every rank sees alike: return before communicating. */
+    DR_CHECK(check_shape(dtype, op));
+    reset_timings(&ctx->timings);
+    ctx->have_partial = 0;
+    dr_signature_t sig;
+    make_signature(ctx, dtype, op, &sig);
+    const dr_status_t local = reduce_local(ctx, buf, count, dtype, op);
+    const dr_status_t s = finish(ctx, local, &sig, out, t0);
+    dr_watchdog_leave(ctx->wd); /* disarmed on every return path */
+    return s;
 }
 
 void dreduce_file_init(dreduce_file_t *f, const char *path)
@@ -444,7 +546,7 @@ dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *f
 dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
                                 dreduce_result_t *out, dreduce_file_info_t *info)
 {
-    const double t0 = MPI_Wtime();
+    const double t0 = dr_now_ms();
     dr_input_t in;
     dreduce_file_info_t fi;
     DR_CHECK(open_file(ctx, file, op, &in, &fi));
@@ -459,6 +561,9 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     dreduce_timings_t *tm = &ctx->timings;
     reset_timings(tm);
     ctx->have_partial = 0;
+    memset(out, 0, sizeof *out);
+    dr_signature_t sig;
+    make_signature(ctx, fi.dtype, op, &sig);
     const size_t slot = ctx->cfg.chunk_bytes / esize;
     dr_input_stream_t stream;
     dr_chunk_stats_t st;
@@ -469,14 +574,17 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     else if (s == DR_OK) {
         s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, fi.dtype, op, acc, slot, file_next, &stream,
                                  &ctx->partial, &st);
-        if (s == DR_OK) memcpy(ctx->comb.partial, &ctx->partial, ctx->comb.size);
+        if (s == DR_OK) memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
     }
     dr_input_close(&in);
-    DR_CHECK(s);
-    record_chunks(tm, &st, esize, 1);
-    ctx->have_partial = 1;
-    if (info) *info = fi;
-    return finish(ctx, out, t0);
+    if (s == DR_OK) {
+        record_chunks(tm, &st, esize, 1);
+        ctx->have_partial = 1;
+        if (info) *info = fi;
+    }
+    s = finish(ctx, s, &sig, out, t0);
+    dr_watchdog_leave(ctx->wd);
+    return s;
 }
 
 dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
@@ -497,7 +605,18 @@ void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out) { *ou
 
 int dreduce_gpu(const dreduce_context_t *ctx) { return ctx->is_gpu ? ctx->gpu.device : -1; }
 
-const char *dreduce_combine_path(const dreduce_context_t *ctx) { return ctx->comb_ready ? ctx->comb.path_text : ""; }
+const char *dreduce_combine_path(const dreduce_context_t *ctx)
+{
+    if (ctx->comb_ready) return ctx->comb.path_text;
+    return ctx->is_gpu ? ctx->path_text : "host buffers (CPU backend)";
+}
+
+int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us)
+{
+    *device_us = ctx->path_us[0];
+    *mapped_us = ctx->path_us[1];
+    return isfinite(ctx->path_us[0]) && isfinite(ctx->path_us[1]);
+}
 
 double dreduce_result_double(const dreduce_result_t *r)
 {
@@ -522,6 +641,7 @@ void dreduce_destroy(dreduce_context_t *ctx)
     if (ctx->comb_ready) dr_combine_free(&ctx->comb);
     dr_chunks_free(&ctx->chunks);
     if (ctx->is_gpu) dr_gpu_close(&ctx->gpu);
+    dr_watchdog_destroy(ctx->wd);
     dr_topology_free(&ctx->topo);
     free(ctx);
 }

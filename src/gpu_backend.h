@@ -25,6 +25,7 @@ typedef struct {
     dr_gpu_reduce_t req;      /* the current shape and input */
     dr_gpu_plan_t plan;       /* its plan */
     int planned;              /* req/plan hold a valid shape */
+    int poisoned;             /* the device partial was poisoned for this plan and target (dr_gpu_reduce_once) */
     cudaEvent_t events[DR_GPU_MAX_PASSES + 1];
     int events_made;
 } dr_gpu_t;
@@ -47,7 +48,7 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
 void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr);
 
 /* One reduction of the current shape into the partial target; waits for it. pass_ms[i] gets pass i's time
- * (plan.passes of them). */
+ * (plan.passes of them), measured with events; pass_ms NULL: no events, one cudaStreamSynchronize. */
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
 
 /* Copy the partial (from the partial target) to the host. */

@@ -229,6 +229,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     config_from_options(o, &cfg);
     dreduce_context_t *ctx = NULL;
     DR_CHECK(dreduce_create(MPI_COMM_WORLD, &cfg, &ctx));
+    ctx->pass_events = 1; /* the report shows each kernel pass's time */
     const dr_topology_t *topo = &ctx->topo;
     if (env_local >= 0 && env_local != topo->host_local_rank)
         dr_warn("%s=%d but MPI places this rank %d on its host: using %d to choose the GPU", env_source, env_local,
@@ -290,9 +291,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     dreduce_timings_t tm;
     memset(&tm, 0, sizeof tm);
     for (int it = 0; it < reps; ++it) {
-        dr_watchdog_enter("start (the barrier that begins a repetition)");
-        if (dr_watchdog_barrier(topo->comm, topo->comm) != DR_OK) abort_job(DR_ERR_RUNTIME);
-        dr_watchdog_leave();
+        dr_watchdog_enter(ctx->wd, "start (the barrier that begins a repetition)");
+        if (dr_watchdog_barrier(ctx->wd, topo->comm) != DR_OK) abort_job(DR_ERR_RUNTIME);
+        dr_watchdog_leave(ctx->wd);
         s = from_file ? dreduce_reduce_file(ctx, &file, o->op, &result, NULL)
                       : dreduce_reduce(ctx, shard.in, count, o->dtype, o->op, &result);
         if (s != DR_OK) abort_job(s);
@@ -338,13 +339,13 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
             dr_error("verification failed at level local (this rank's shard, elements %" PRIu64 "..%" PRIu64
                      "): %s", first, first + count, local_check.detail);
         }
-        dr_watchdog_enter("verify (gathering the ranks' checks)");
+        dr_watchdog_enter(ctx->wd, "verify (gathering the ranks' checks)");
         DR_MPI_CHECK(MPI_Allreduce(&local_bad, &any_local_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-        dr_watchdog_leave();
+        dr_watchdog_leave(ctx->wd);
         if (rank == 0 && !(refs = malloc((size_t)nranks * sizeof *refs))) abort_job(DR_ERR_RUNTIME);
-        dr_watchdog_enter("verify (gathering the references)");
+        dr_watchdog_enter(ctx->wd, "verify (gathering the references)");
         DR_MPI_CHECK(MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD));
-        dr_watchdog_leave();
+        dr_watchdog_leave(ctx->wd);
         if (rank == 0) {
             dr_reference_t total = refs[0];
             for (int i = 1; i < nranks; ++i) dr_reference_merge(&total, &refs[i]);
@@ -375,9 +376,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     rec.binding = ctx->binding;
     free(samples);
     if (rank == 0 && !(recs = calloc((size_t)nranks, sizeof *recs))) abort_job(DR_ERR_RUNTIME);
-    dr_watchdog_enter("report (gathering the ranks' records)");
+    dr_watchdog_enter(ctx->wd, "report (gathering the ranks' records)");
     DR_MPI_CHECK(MPI_Gather(&rec, (int)sizeof rec, MPI_BYTE, recs, (int)sizeof rec, MPI_BYTE, 0, MPI_COMM_WORLD));
-    dr_watchdog_leave();
+    dr_watchdog_leave(ctx->wd);
     int verdict = DR_OK;
     if (rank == 0) {
         char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -400,9 +401,10 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         dr_report_t rep = {
             .opt = o, .nranks = nranks, .nnodes = topo->nnodes, .emulated = topo->emulated,
             .n_total = o->scaling == DR_SCALING_WEAK ? o->n * (uint64_t)nranks : o->n, .acc = acc,
-            .path_text = dreduce_combine_path(ctx), .mpi_library = lib, .result = result.value,
+            .path_text = dreduce_combine_path(ctx), .path_us = {NAN, NAN}, .mpi_library = lib, .result = result.value,
             .deterministic = deterministic, .check = check, .ranks = recs,
         };
+        dreduce_combine_costs(ctx, &rep.path_us[0], &rep.path_us[1]);
         if (dr_report_write(&rep, out) != 0 || (out != stdout && fclose(out) != 0)) {
             dr_error("writing the report to '%s' failed: %s", o->output[0] ? o->output : "stdout", strerror(errno));
             verdict = DR_ERR_RUNTIME;
@@ -422,9 +424,9 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         }
         free(recs);
     }
-    dr_watchdog_enter("report (the verdict from rank 0)");
+    dr_watchdog_enter(ctx->wd, "report (the verdict from rank 0)");
     DR_MPI_CHECK(MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD));
-    dr_watchdog_leave();
+    dr_watchdog_leave(ctx->wd);
     free_shard(&shard);
     dreduce_destroy(ctx);
     return (dr_status_t)verdict;
@@ -454,6 +456,11 @@ int main(int argc, char **argv)
     int env_local = dr_binding_env_local_rank(&source);
     if (ngpus > 0 && env_local >= 0 && cudaSetDevice(env_local % ngpus) != cudaSuccess) (void)cudaGetLastError();
 
+    /* Open MPI 4.1 built with CUDA registers its shared-memory segments with cuMemHostRegister (smcuda), prints a
+     * one-time notice on stderr where that fails, and makes a device-buffer MPI_Reduce ~20 us slower on H200s
+     * (docs/performance.md). Skip the registration unless the user set the parameter: device buffers still work.
+     * Read by Open MPI's MPI_Init from this process's environment; ignored by other MPIs. */
+    setenv("OMPI_MCA_mpi_common_cuda_register_memory", "0", 0);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "dreduce: error: MPI_Init failed\n");
         return DR_ERR_RUNTIME;

@@ -270,6 +270,11 @@ static void write_json(const dr_report_t *r, FILE *f)
     else fprintf(f, "null");
     fprintf(f, ", \"combine_path\": ");
     json_string(f, r->path_text);
+    fprintf(f, ", \"combine_measured_us\": ");
+    if (isfinite(r->path_us[0]) && isfinite(r->path_us[1]))
+        fprintf(f, "{\"device\": %.3f, \"mapped\": %.3f}", r->path_us[0], r->path_us[1]);
+    else
+        fprintf(f, "null");
     fprintf(f, ", \"mpi_library\": ");
     json_string(f, r->mpi_library);
     fprintf(f, ",\n  \"result\": {\"value\": ");

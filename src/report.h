@@ -59,6 +59,7 @@ typedef struct {
     uint64_t n_total;
     dr_acc_kind_t acc;
     const char *path_text;   /* how partials travel between ranks */
+    double path_us[2];       /* staging auto's measured costs (device buffers, mapped), us; NaN if not measured */
     const char *mpi_library; /* MPI_Get_library_version, first line */
     dr_value_t result;
     int deterministic;       /* every repetition gave the same bits */

@@ -1,7 +1,9 @@
+#define _POSIX_C_SOURCE 200809L
 #include "timing.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -23,4 +25,11 @@ double dr_median(const double *v, int n)
     }
     free(c);
     return med;
+}
+
+double dr_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
 }

@@ -11,9 +11,28 @@
 
 #include "check.h"
 
-static double timeout_s;
-static _Atomic(const char *) phase;  /* NULL: not in a collective */
-static _Atomic double phase_deadline; /* CLOCK_MONOTONIC seconds */
+enum { PING_TAG = 7405, NAME_LEN = 64 };
+
+/* The ping state of a prepared run communicator (see "Watched collectives" below). */
+typedef struct {
+    MPI_Comm pings;          /* dup of the run's communicator: pings never match anyone else's messages */
+    int me, size;            /* in it */
+    char (*node)[NAME_LEN];  /* every rank's node name */
+    int *ping_in;            /* one receive buffer per rank */
+    MPI_Request *rx;         /* the posted receives for pings: rx[i] from rank i (rx[me] unused) */
+} watch_state_t;
+
+struct dr_watchdog {
+    double timeout_s;                /* > 0, or the watchdog never fires */
+    _Atomic(const char *) phase;     /* NULL: not in a collective */
+    _Atomic double phase_deadline;   /* CLOCK_MONOTONIC seconds */
+    watch_state_t *st;               /* dr_watchdog_prepare's, or NULL */
+    pthread_t thread;
+    int has_thread;
+    pthread_mutex_t lock;            /* with `wake`: the thread's naps, cut short by destroy */
+    pthread_cond_t wake;
+    int stop;
+};
 
 static double now_s(void)
 {
@@ -24,10 +43,10 @@ static double now_s(void)
 
 /* How much later than a watched collective the thread gives up (watchdog.h): time for the watched collective's
  * pings and line, and for the launcher to end the job. */
-static double grace_s(void) { return timeout_s < 2 ? timeout_s / 2 : 1; }
+static double grace_s(const dr_watchdog_t *w) { return w->timeout_s < 2 ? w->timeout_s / 2 : 1; }
 
 /* How long a rank that gives up waits for the answers to its pings. */
-static double ping_window_s(void) { return grace_s() / 2; }
+static double ping_window_s(const dr_watchdog_t *w) { return grace_s(w) / 2; }
 
 /* Ends this process with DR_ERR_RUNTIME; the launcher then ends the others. mpirun and srun report the first non-zero
  * exit status, but Hydra's mpiexec (the MPICH family) ORs every process's wait status, so its SIGKILL of the others
@@ -42,42 +61,67 @@ static _Noreturn void end_job(void)
 
 static void *watch(void *arg)
 {
-    (void)arg;
-    for (;;) {
-        struct timespec nap = {0, 100 * 1000 * 1000};
-        nanosleep(&nap, NULL);
-        const char *what = atomic_load(&phase);
-        if (what && now_s() > atomic_load(&phase_deadline) && atomic_load(&phase) == what) {
+    dr_watchdog_t *w = arg;
+    pthread_mutex_lock(&w->lock);
+    while (!w->stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 100 * 1000 * 1000;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec += 1, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&w->wake, &w->lock, &until);
+        if (w->stop) break;
+        const char *what = atomic_load(&w->phase);
+        if (what && now_s() > atomic_load(&w->phase_deadline) && atomic_load(&w->phase) == what) {
             dr_error("timed out after %g s waiting in the %s level: another rank died or is stuck there (raise "
-                     "--timeout if it is only slow); ending the job",
-                     timeout_s, what);
+                     "cfg.timeout / --timeout if it is only slow); ending the job",
+                     w->timeout_s, what);
             end_job();
         }
     }
+    pthread_mutex_unlock(&w->lock);
     return NULL;
 }
 
-int dr_watchdog_start(double seconds)
+dr_status_t dr_watchdog_create(dr_watchdog_t **out, double seconds)
 {
-    timeout_s = seconds;
-    if (seconds <= 0) return 0;
-    pthread_t t;
-    pthread_attr_t attr;
-    if (pthread_attr_init(&attr) != 0) return -1;
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&t, &attr, watch, NULL);
-    pthread_attr_destroy(&attr);
-    return rc == 0 ? 0 : -1;
+    *out = NULL;
+    dr_watchdog_t *w = calloc(1, sizeof *w);
+    if (!w) {
+        dr_error("cannot allocate %zu bytes for the watchdog", sizeof *w);
+        return DR_ERR_RUNTIME;
+    }
+    w->timeout_s = seconds > 0 ? seconds : 0;
+    atomic_store(&w->phase, (const char *)NULL);
+    atomic_store(&w->phase_deadline, 0.0);
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    if (w->timeout_s > 0) {
+        if (pthread_create(&w->thread, NULL, watch, w) != 0) {
+            dr_error("could not start the timeout watchdog's thread");
+            pthread_mutex_destroy(&w->lock);
+            pthread_cond_destroy(&w->wake);
+            free(w);
+            return DR_ERR_RUNTIME;
+        }
+        w->has_thread = 1;
+    }
+    *out = w;
+    return DR_OK;
 }
 
-void dr_watchdog_enter(const char *what)
+int dr_watchdog_armed(const dr_watchdog_t *w) { return w && w->timeout_s > 0; }
+
+void dr_watchdog_enter(dr_watchdog_t *w, const char *what)
 {
-    if (timeout_s <= 0) return;
-    atomic_store(&phase_deadline, now_s() + timeout_s + grace_s());
-    atomic_store(&phase, what);
+    if (!dr_watchdog_armed(w)) return;
+    atomic_store(&w->phase_deadline, now_s() + w->timeout_s + grace_s(w));
+    atomic_store(&w->phase, what);
 }
 
-void dr_watchdog_leave(void) { atomic_store(&phase, (const char *)NULL); }
+void dr_watchdog_leave(dr_watchdog_t *w)
+{
+    if (w) atomic_store(&w->phase, (const char *)NULL);
+}
 
 /* ---- Watched collectives -------------------------------------------------------------------------------------
  * Without MPI_THREAD_MULTIPLE only the thread in the collective may ask MPI anything, so the collective is a
@@ -89,19 +133,6 @@ void dr_watchdog_leave(void) { atomic_store(&phase, (const char *)NULL); }
  * pinged, not only the collective's members: a rank cut off from the others often leaves its peers stuck in a
  * different collective than the one this rank waits in. This costs nothing while collectives complete in time: the
  * posted receives are never matched, and each is used at most once, since a rank that pings exits. */
-
-enum { PING_TAG = 7405, NAME_LEN = 64 };
-
-typedef struct {
-    MPI_Comm pings;          /* dup of the run's communicator: pings never match anyone else's messages */
-    int me, size;            /* in it */
-    char (*node)[NAME_LEN];  /* every rank's node name */
-    int *ping_in;            /* one receive buffer per rank */
-    MPI_Request *rx;         /* the posted receives for pings: rx[i] from rank i (rx[me] unused) */
-} watch_state_t;
-
-static int state_key = MPI_KEYVAL_INVALID;
-static int states; /* live states under state_key: the key is freed with the last (Open MPI keeps it otherwise) */
 
 static void state_free(watch_state_t *st)
 {
@@ -117,29 +148,9 @@ static void state_free(watch_state_t *st)
     free(st);
 }
 
-static int state_delete(MPI_Comm comm, int key, void *attr, void *extra)
+dr_status_t dr_watchdog_prepare(dr_watchdog_t *w, MPI_Comm run, const char *node_name)
 {
-    (void)comm, (void)key, (void)extra;
-    state_free(attr);
-    if (--states == 0) MPI_Comm_free_keyval(&state_key); /* MPI_KEYVAL_INVALID again: a later prepare makes one */
-    return MPI_SUCCESS;
-}
-
-/* The state kept with a prepared run communicator, or NULL. */
-static watch_state_t *state_of(MPI_Comm run)
-{
-    watch_state_t *st = NULL;
-    int found = 0;
-    if (state_key == MPI_KEYVAL_INVALID || MPI_Comm_get_attr(run, state_key, &st, &found) != MPI_SUCCESS || !found)
-        return NULL;
-    return st;
-}
-
-dr_status_t dr_watchdog_prepare(MPI_Comm run, const char *node_name)
-{
-    if (state_of(run)) return DR_OK;
-    if (state_key == MPI_KEYVAL_INVALID)
-        DR_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, state_delete, &state_key, NULL));
+    if (!w || w->st) return DR_OK;
     int me = 0, size = 0;
     DR_MPI_CHECK(MPI_Comm_rank(run, &me));
     DR_MPI_CHECK(MPI_Comm_size(run, &size));
@@ -169,22 +180,22 @@ dr_status_t dr_watchdog_prepare(MPI_Comm run, const char *node_name)
              MPI_Comm_set_errhandler(st->pings, MPI_ERRORS_RETURN) == MPI_SUCCESS;
     for (int i = 0; ok && i < size; ++i)
         if (i != me) ok = MPI_Irecv(&st->ping_in[i], 1, MPI_INT, i, PING_TAG, st->pings, &rx[i]) == MPI_SUCCESS;
-    if (!ok || MPI_Comm_set_attr(run, state_key, st) != MPI_SUCCESS) {
-        if (states == 0) MPI_Comm_free_keyval(&state_key);
-        dr_error("preparing the watch of collectives over %d ranks failed (MPI_Allgather, MPI_Comm_dup, MPI_Irecv "
-                 "or MPI_Comm_set_attr)", size);
+    if (!ok) {
+        dr_error("preparing the watch of collectives over %d ranks failed (MPI_Allgather, MPI_Comm_dup or MPI_Irecv)",
+                 size);
         state_free(st);
         return DR_ERR_RUNTIME;
     }
-    ++states;
+    w->st = st;
     return DR_OK;
 }
 
 /* Ping every other rank synchronously; silent[i] = 1 for those whose MPI did not match the ping within the ping
  * window. Keeps driving *req meanwhile. The pings left unanswered are abandoned: the caller exits. */
-static void ping_all(const watch_state_t *st, char *silent, MPI_Request *req)
+static void ping_all(const dr_watchdog_t *w, char *silent, MPI_Request *req)
 {
     static const int token = 1;
+    const watch_state_t *st = w->st;
     MPI_Request *q = malloc((size_t)st->size * sizeof *q);
     if (!q) return;
     int left = 0;
@@ -195,7 +206,7 @@ static void ping_all(const watch_state_t *st, char *silent, MPI_Request *req)
         silent[i] = 1;
         if (MPI_Issend(&token, 1, MPI_INT, i, PING_TAG, st->pings, &q[i]) == MPI_SUCCESS) ++left;
     }
-    const double until = now_s() + ping_window_s();
+    const double until = now_s() + ping_window_s(w);
     while (left > 0 && now_s() < until) {
         for (int i = 0; i < st->size; ++i) {
             if (q[i] == MPI_REQUEST_NULL) continue;
@@ -265,47 +276,63 @@ static void name_by_node(const watch_state_t *st, const char *silent, char *buf,
 
 /* Past the deadline: ping, name who does not answer, exit. (Every rank that gives up speaks: deferring to one of
  * them would delay the first line by as much as their deadlines differ.) */
-static void give_up(const watch_state_t *st, MPI_Request *req, const char *what)
+static void give_up(dr_watchdog_t *w, MPI_Request *req, const char *what)
 {
-    atomic_store(&phase_deadline, now_s() + 2 * grace_s()); /* the thread keeps quiet meanwhile */
+    const watch_state_t *st = w->st;
+    atomic_store(&w->phase_deadline, now_s() + 2 * grace_s(w)); /* the thread keeps quiet meanwhile */
     char *silent = calloc((size_t)st->size, 1);
     char names[640] = "";
     if (silent) {
-        ping_all(st, silent, req);
+        ping_all(w, silent, req);
         name_by_node(st, silent, names, sizeof names);
     }
     if (names[0])
         dr_error("timed out after %g s waiting in the %s level: no answer from %s: dead, stuck or cut off (raise "
-                 "--timeout if they are only slow); ending the job",
-                 timeout_s, what, names);
+                 "cfg.timeout / --timeout if they are only slow); ending the job",
+                 w->timeout_s, what, names);
     else
         dr_error("timed out after %g s waiting in the %s level: every rank answers, yet the collective does not "
                  "complete; ending the job",
-                 timeout_s, what);
+                 w->timeout_s, what);
     end_job(); /* as the watchdog thread: the launcher ends the other ranks */
 }
 
-dr_status_t dr_watchdog_wait(MPI_Request *req, MPI_Comm run)
+dr_status_t dr_watchdog_wait(dr_watchdog_t *w, MPI_Request *req)
 {
-    const char *what = atomic_load(&phase);
-    const watch_state_t *st = state_of(run);
-    if (timeout_s <= 0 || !what || !st) {
+    const char *what = w ? atomic_load(&w->phase) : NULL;
+    if (!dr_watchdog_armed(w) || !what || !w->st) {
         DR_MPI_CHECK(MPI_Wait(req, MPI_STATUS_IGNORE));
         return DR_OK;
     }
-    const double deadline = now_s() + timeout_s;
-    atomic_store(&phase_deadline, deadline + grace_s()); /* the thread only backs this loop up */
+    const double deadline = now_s() + w->timeout_s;
+    atomic_store(&w->phase_deadline, deadline + grace_s(w)); /* the thread only backs this loop up */
     for (;;) {
         int done = 0;
         DR_MPI_CHECK(MPI_Test(req, &done, MPI_STATUS_IGNORE));
         if (done) return DR_OK;
-        if (now_s() >= deadline) give_up(st, req, what);
+        if (now_s() >= deadline) give_up(w, req, what);
     }
 }
 
-dr_status_t dr_watchdog_barrier(MPI_Comm comm, MPI_Comm run)
+dr_status_t dr_watchdog_barrier(dr_watchdog_t *w, MPI_Comm comm)
 {
     MPI_Request req;
     DR_MPI_CHECK(MPI_Ibarrier(comm, &req));
-    return dr_watchdog_wait(&req, run);
+    return dr_watchdog_wait(w, &req);
+}
+
+void dr_watchdog_destroy(dr_watchdog_t *w)
+{
+    if (!w) return;
+    if (w->has_thread) {
+        pthread_mutex_lock(&w->lock);
+        w->stop = 1;
+        pthread_cond_signal(&w->wake);
+        pthread_mutex_unlock(&w->lock);
+        pthread_join(w->thread, NULL);
+    }
+    if (w->st) state_free(w->st);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->wake);
+    free(w);
 }

@@ -53,8 +53,8 @@ add_test(NAME gpu2_determinism_np2 COMMAND bash ${DR_RUN_IF_GPU} --min 2 ${DR_DE
 add_test(NAME gpu_determinism_can_fail
          COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_EXPECT} --also "determinism: FAILED" --also "verification: passed"
                  4 "repetitions of the same reduction gave different results" ${MPIEXEC_EXECUTABLE}
-                 -x DREDUCE_TEST_FLIP_CALL=2 -np 1 $<TARGET_FILE:dreduce_flaky_combine> --device gpu --staging host
-                 -n 1000003 --type float32 --iters 3 --warmup 0 --combine flat)
+                 -x DREDUCE_TEST_FLIP_CALL=2 -np 2 $<TARGET_FILE:dreduce_flaky_combine> --device gpu --staging host
+                 --share-gpus -n 1000003 --type float32 --iters 3 --warmup 0 --combine flat --timeout 0)
 set_tests_properties(gpu_kernels_determinism gpu_determinism_np1 gpu2_determinism_np2 gpu_determinism_can_fail
                      PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900 ENVIRONMENT "${DR_TEST_ENV}")
 

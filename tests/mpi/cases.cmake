@@ -44,7 +44,8 @@ set_tests_properties(mpi_determinism PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONME
 
 # ...and the check can fail: dreduce_flaky_combine is the program with tests/mpi/flaky_combine.c linked in, which
 # flips the lowest bit of one repetition's combined result (DREDUCE_TEST_FLIP_CALL: which MPI_Reduce call of rank
-# 0; 2 is the second repetition with --combine flat, the first repetition's final level with hier). Exit 4 and the
+# 0; on one node each repetition makes one, flat or hier, so 2 is the second repetition). --timeout 0: the combine
+# stays a blocking MPI_Reduce (under a timeout it is an MPI_Ireduce, waited for by the watchdog). Exit 4 and the
 # determinism message, while verification (of the last repetition) passes; unset, the same program passes.
 add_executable(dreduce_flaky_combine ${PROJECT_SOURCE_DIR}/src/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/flaky_combine.c)
 target_include_directories(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,INCLUDE_DIRECTORIES>)
@@ -57,12 +58,12 @@ foreach(combine flat hier)
            COMMAND bash ${DR_EXPECT} --also "determinism: FAILED" --also "verification: passed" --not "verification failed"
                    4 ${DR_FLAKY_DIFFERS} ${DR_MPIEXEC} -np 2
                    $<TARGET_FILE:dreduce_flaky_combine> --device cpu -n 100003 --type int64 --iters 3 --warmup 0
-                   --combine ${combine})
+                   --combine ${combine} --timeout 0)
 endforeach()
 add_test(NAME mpi_determinism_flaky_unset
          COMMAND bash ${DR_EXPECT} --not "${DR_FLAKY_DIFFERS}" --not "determinism: FAILED" 0 "verification: passed"
                  ${DR_MPIEXEC} -np 2 $<TARGET_FILE:dreduce_flaky_combine> --device cpu -n 100003 --type int64
-                 --iters 3 --warmup 0)
+                 --iters 3 --warmup 0 --timeout 0)
 # The variable reaches the ranks from the launcher's environment (both Open MPI and Hydra pass it on to local ranks;
 # `-x VAR` is Open MPI's flag only).
 set_tests_properties(mpi_determinism_can_fail_flat mpi_determinism_can_fail_hier PROPERTIES LABELS mpi TIMEOUT 120
@@ -74,3 +75,41 @@ set_tests_properties(mpi_determinism_flaky_unset PROPERTIES LABELS mpi TIMEOUT 1
 # rank 0. Every rank exits 2, the message is printed exactly once, no report.
 add_test(NAME mpi_bad_input COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/bad_input.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce>)
 set_tests_properties(mpi_bad_input PROPERTIES LABELS mpi TIMEOUT 300 ENVIRONMENT "${DR_TEST_ENV}")
+
+# The calls libdreduce makes (issue #16), counted through the MPI profiling interface (tests/mpi/count_calls.c, CPU
+# backend): per dreduce_reduce, no MPI call at P=1; one collective per rank at P=2 on one node (hier, flat,
+# allreduce; blocking, and nonblocking under a timeout); no barrier anywhere. Every result checked.
+add_executable(count_calls ${CMAKE_CURRENT_SOURCE_DIR}/mpi/count_calls.c)
+target_link_libraries(count_calls PRIVATE libdreduce)
+target_compile_options(count_calls PRIVATE ${DR_C_WARNINGS})
+set_target_properties(count_calls PROPERTIES ENABLE_EXPORTS ON) # the library's MPI calls resolve to ours
+set(DR_COUNT_CASES "np1_hier:1:--combine hier" "np1_timeout:1:--timeout 5" "np2_hier:2:--combine hier"
+    "np2_flat:2:--combine flat" "np2_hier_allreduce:2:--combine hier --allreduce"
+    "np2_flat_allreduce:2:--combine flat --allreduce" "np2_hier_timeout:2:--combine hier --timeout 5"
+    "np2_flat_allreduce_timeout:2:--combine flat --allreduce --timeout 5")
+foreach(case ${DR_COUNT_CASES})
+  string(REPLACE ":" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 np)
+  list(GET parts 2 args)
+  separate_arguments(args)
+  add_test(NAME mpi_count_calls_${name} COMMAND ${DR_MPIEXEC} -np ${np} $<TARGET_FILE:count_calls> ${args})
+  set_tests_properties(mpi_count_calls_${name} PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
+endforeach()
+
+# Misuse the combine catches (issues #21 and #16; docs/reliability.md, "Library misuse"): different dtypes, ops or
+# accumulators across ranks (an error naming the field, values and ranks; never a value), one rank's NULL buffer with
+# a count (every receiving rank fails naming it; the next call is right), the watchdog disarmed after an error, two
+# contexts with their own timeouts (also from two threads).
+add_executable(combine_misuse ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.c)
+target_link_libraries(combine_misuse PRIVATE libdreduce Threads::Threads)
+target_compile_options(combine_misuse PRIVATE ${DR_C_WARNINGS})
+add_test(NAME mpi_combine_misuse COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.sh ${DR_MPIEXEC}
+                                         $<TARGET_FILE:combine_misuse>)
+set_tests_properties(mpi_combine_misuse PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
+# The same cases with GPU contexts (host arrays through the GPU, ranks sharing the GPUs), where there is one.
+add_test(NAME gpu_combine_misuse COMMAND bash ${PROJECT_SOURCE_DIR}/tests/gpu/run_if_gpu.sh bash
+                                         ${CMAKE_CURRENT_SOURCE_DIR}/mpi/combine_misuse.sh ${DR_MPIEXEC}
+                                         $<TARGET_FILE:combine_misuse> --gpu)
+set_tests_properties(gpu_combine_misuse PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900
+                     ENVIRONMENT "${DR_TEST_ENV}")

@@ -378,12 +378,18 @@ def check_report(doc, layout, nodes, args):
     need([r.get("host") for r in ranks] == host_of,
          "rank hosts %r, expected %r" % ([r.get("host") for r in ranks], host_of))
     hier = o["combine"] == "hier"
-    want_levels = {"local", "global", "total"} | ({"node"} if hier else set()) | (
-        {"bcast"} if hier and o["allreduce"] else set())
     got_nodes = sorted(doc.get("nodes", []), key=lambda x: x.get("node", -1))
     need([x.get("name") for x in got_nodes] == used,
          "node names %r, expected %r" % ([x.get("name") for x in got_nodes], used))
     for node, size in zip(got_nodes, [k for k in layout if k > 0]):
+        # A level with one participant is not run (issue #16): no node level on a node of one rank, no global
+        # level on one node; --allreduce on one node is the node level alone.
+        if hier:
+            want_levels = {"local", "total"} | ({"node"} if size > 1 else set()) | (
+                {"global"} if len(used) > 1 else set()) | (
+                {"bcast"} if o["allreduce"] and len(used) > 1 and size > 1 else set())
+        else:
+            want_levels = {"local", "total"} | ({"global"} if nranks > 1 else set())
         levels = {lv.get("level"): lv for lv in node.get("levels", [])}
         present = set(levels) & {"local", "node", "global", "bcast", "total"}
         if need(present == want_levels, "node %s has levels %s, expected %s"

@@ -1,0 +1,259 @@
+/* dreduce-call-bench: what a user waits for (issue #16). Run as `mpirun -np P build/bench/dreduce-call-bench`.
+ *
+ * For n = 2^10 ... 2^31 elements per rank (float32 sum and int32 sum), the median host wall-clock time of one
+ * dreduce_reduce call on a device array, result in hand (default config; and with cfg.allreduce = 1), beside what a
+ * user would write instead, in the same run:
+ *   P = 1   cub::DeviceReduce::Sum + cudaMemcpy of the scalar to the host;
+ *   P > 1   the same, then a host MPI_Reduce / MPI_Allreduce of the scalar; and (built with NCCL) CUB, then
+ *           ncclReduce / ncclAllReduce of the device scalar, copy to the host, synchronize.
+ * Ratios per row: dreduce / the alternative (<= 1: dreduce is as fast or faster). Before each repetition the ranks
+ * meet in an untimed MPI_Barrier; each rank times its own call (CLOCK_MONOTONIC); the figure is the median over the
+ * repetitions of the slowest rank's time. The first calls of each size are warm-up (not timed).
+ *
+ * Options: --min-log2 K (10) --max-log2 K (31; smaller where the memory does not hold 2^K elements) --reps R (200;
+ * fewer above 2^24, at least 20) --staging auto|device|mapped|host --no-nccl. Output: one table, plus the combine path
+ * dreduce chose (staging auto: both measured costs). Exit 0 ok, 1 error or wrong result, 77 no GPU. */
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <algorithm>
+#include <vector>
+
+#include <cub/cub.cuh>
+
+#ifdef DR_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#include "dreduce.h"
+
+#define CK(call)                                                                                               \
+    do {                                                                                                       \
+        cudaError_t e_ = (call);                                                                               \
+        if (e_ != cudaSuccess) {                                                                               \
+            fprintf(stderr, "dreduce-call-bench: %s failed: %s (%s:%d)\n", #call, cudaGetErrorString(e_),       \
+                    __FILE__, __LINE__);                                                                       \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                                      \
+        }                                                                                                      \
+    } while (0)
+
+static double now_us()
+{
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + 1e-3 * (double)ts.tv_nsec;
+}
+
+template <typename T> __global__ void fill_ones(T *p, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = (T)1;
+}
+
+static int rank_, nranks_;
+
+/* Median over reps of the slowest rank's time of f() (us). */
+template <typename F> static double time_call(int warmup, int reps, F f)
+{
+    std::vector<double> v;
+    for (int i = 0; i < warmup + reps; ++i) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now_us();
+        f();
+        double t = now_us() - t0, worst = t;
+        MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (i >= warmup) v.push_back(worst);
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+int main(int argc, char **argv)
+{
+    int min_log2 = 10, max_log2 = 31, reps_small = 200, use_nccl = 1;
+    dr_staging_t staging = DR_STAGING_AUTO;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) min_log2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) max_log2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps_small = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
+        else if (!strcmp(argv[i], "--staging") && i + 1 < argc) {
+            const char *s = argv[++i];
+            staging = !strcmp(s, "device") ? DR_STAGING_DEVICE : !strcmp(s, "mapped") ? DR_STAGING_MAPPED
+                      : !strcmp(s, "host") ? DR_STAGING_HOST : DR_STAGING_AUTO;
+        } else {
+            fprintf(stderr, "usage: dreduce-call-bench [--min-log2 K] [--max-log2 K] [--reps R] "
+                            "[--staging auto|device|mapped|host] [--no-nccl]\n");
+            return 2;
+        }
+    }
+    /* CUDA-aware Open MPI wants the device chosen before MPI_Init. */
+    int ngpus = 0;
+    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus == 0) {
+        printf("dreduce-call-bench: no GPU visible: skipped\n");
+        return 77;
+    }
+    const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!lr) lr = getenv("SLURM_LOCALID");
+    CK(cudaSetDevice(lr ? atoi(lr) % ngpus : 0));
+    setenv("OMPI_MCA_mpi_common_cuda_register_memory", "0", 0); /* as the dreduce program (src/main.c) */
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks_);
+
+    dreduce_config_t cfg;
+    dreduce_config_init(&cfg);
+    cfg.device = DR_DEVICE_GPU;
+    cfg.staging = staging;
+    dreduce_context_t *ctx = NULL, *ctx_all = NULL;
+    if (dreduce_create(MPI_COMM_WORLD, &cfg, &ctx) != DR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+    cfg.allreduce = 1;
+    if (dreduce_create(MPI_COMM_WORLD, &cfg, &ctx_all) != DR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+    CK(cudaSetDevice(dreduce_gpu(ctx)));
+
+    size_t free_b = 0, total_b = 0;
+    CK(cudaMemGetInfo(&free_b, &total_b));
+    while (max_log2 > min_log2 && ((size_t)4 << max_log2) > free_b - ((size_t)1 << 30)) --max_log2;
+    const size_t nmax = (size_t)1 << max_log2;
+    void *d_in = NULL, *d_temp = NULL;
+    float *d_f = NULL;
+    long long *d_i = NULL;
+    CK(cudaMalloc(&d_in, nmax * 4));
+    CK(cudaMalloc(&d_f, 2 * sizeof(float)));
+    CK(cudaMalloc(&d_i, 2 * sizeof(long long)));
+    size_t temp_f = 0, temp_i = 0;
+    CK(cub::DeviceReduce::Sum(nullptr, temp_f, (const float *)d_in, d_f, (int64_t)nmax));
+    CK(cub::DeviceReduce::Sum(nullptr, temp_i, (const int *)d_in, d_i, (int64_t)nmax));
+    CK(cudaMalloc(&d_temp, std::max(temp_f, temp_i)));
+    cudaStream_t s;
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+#ifdef DR_HAVE_NCCL
+    ncclComm_t nccl = NULL;
+    if (nranks_ > 1 && use_nccl) {
+        ncclUniqueId id;
+        if (rank_ == 0) ncclGetUniqueId(&id);
+        MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (ncclCommInitRank(&nccl, nranks_, id, rank_) != ncclSuccess) nccl = NULL;
+    }
+#else
+    (void)use_nccl;
+#endif
+    if (rank_ == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        char *nl = strchr(lib, '\n');
+        if (nl) *nl = 0;
+        printf("dreduce-call-bench: %d rank(s), MPI: %s\n", nranks_, lib);
+        printf("combine path (chosen at create): %s\n", dreduce_combine_path(ctx));
+        printf("median host us per call (slowest rank); ratio = dreduce / alternative\n");
+    }
+    if (rank_ == 0) {
+        if (nranks_ == 1) printf("%-8s %-6s %12s %14s %8s\n", "type", "log2n", "dreduce", "cub+copy", "ratio");
+        else
+            printf("%-8s %-6s %10s %10s %13s %13s %8s %8s %11s %11s %8s %8s\n", "type", "log2n", "dreduce",
+                   "dr_allred", "cub+MPI_Red", "cub+MPI_All", "ratio", "ratio_a", "nccl_red", "nccl_all", "ratio_n",
+                   "ratio_na");
+    }
+    int bad = 0;
+    for (int t = 0; t < 2; ++t) {
+        const int is_f = t == 0;
+        if (is_f) fill_ones<float><<<1024, 256, 0, s>>>((float *)d_in, nmax);
+        else fill_ones<int><<<1024, 256, 0, s>>>((int *)d_in, nmax);
+        CK(cudaStreamSynchronize(s));
+        for (int k = min_log2; k <= max_log2; ++k) {
+            const size_t n = (size_t)1 << k;
+            const int reps = k <= 24 ? reps_small : std::max(20, reps_small >> (k - 24));
+            const int warm = 5;
+            const dr_dtype_t dt = is_f ? DR_FLOAT32 : DR_INT32;
+            dreduce_prepare(ctx, dt, DR_SUM, n);
+            dreduce_prepare(ctx_all, dt, DR_SUM, n);
+            dreduce_result_t res;
+            const double want = (double)n * nranks_;
+            const double t_dr = time_call(warm, reps, [&] {
+                if (dreduce_reduce(ctx, d_in, n, dt, DR_SUM, &res) != DR_OK ||
+                    (res.valid && dreduce_result_double(&res) != want))
+                    ++bad;
+            });
+            const double t_dra = nranks_ == 1 ? 0 : time_call(warm, reps, [&] {
+                if (dreduce_reduce(ctx_all, d_in, n, dt, DR_SUM, &res) != DR_OK || dreduce_result_double(&res) != want)
+                    ++bad;
+            });
+            float hf = 0, of = 0;
+            long long hi = 0, oi = 0;
+            auto cub_copy = [&] {
+                size_t tb = std::max(temp_f, temp_i);
+                if (is_f) {
+                    CK(cub::DeviceReduce::Sum(d_temp, tb, (const float *)d_in, d_f, (int64_t)n, s));
+                    CK(cudaMemcpyAsync(&hf, d_f, sizeof hf, cudaMemcpyDeviceToHost, s));
+                } else {
+                    CK(cub::DeviceReduce::Sum(d_temp, tb, (const int *)d_in, d_i, (int64_t)n, s));
+                    CK(cudaMemcpyAsync(&hi, d_i, sizeof hi, cudaMemcpyDeviceToHost, s));
+                }
+                CK(cudaStreamSynchronize(s));
+            };
+            if (nranks_ == 1) {
+                const double t_cub = time_call(warm, reps, cub_copy);
+                if (rank_ == 0)
+                    printf("%-8s %-6d %12.1f %14.1f %8.2f\n", is_f ? "float32" : "int32", k, t_dr, t_cub, t_dr / t_cub);
+                fflush(stdout);
+                continue;
+            }
+            const double t_mr = time_call(warm, reps, [&] {
+                cub_copy();
+                if (is_f) MPI_Reduce(&hf, &of, 1, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+                else MPI_Reduce(&hi, &oi, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+            });
+            const double t_ma = time_call(warm, reps, [&] {
+                cub_copy();
+                if (is_f) MPI_Allreduce(&hf, &of, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+                else MPI_Allreduce(&hi, &oi, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            });
+            double t_nr = 0, t_na = 0;
+#ifdef DR_HAVE_NCCL
+            if (nccl) {
+                auto nccl_call = [&](int all) {
+                    size_t tb = std::max(temp_f, temp_i);
+                    if (is_f) CK(cub::DeviceReduce::Sum(d_temp, tb, (const float *)d_in, d_f, (int64_t)n, s));
+                    else CK(cub::DeviceReduce::Sum(d_temp, tb, (const int *)d_in, d_i, (int64_t)n, s));
+                    void *src = is_f ? (void *)d_f : (void *)d_i, *dst = is_f ? (void *)(d_f + 1) : (void *)(d_i + 1);
+                    const ncclDataType_t nt = is_f ? ncclFloat32 : ncclInt64;
+                    if (all) ncclAllReduce(src, dst, 1, nt, ncclSum, nccl, s);
+                    else ncclReduce(src, dst, 1, nt, ncclSum, 0, nccl, s);
+                    if (all || rank_ == 0)
+                        CK(cudaMemcpyAsync(is_f ? (void *)&of : (void *)&oi, dst, is_f ? 4 : 8, cudaMemcpyDeviceToHost, s));
+                    CK(cudaStreamSynchronize(s));
+                };
+                t_nr = time_call(warm, reps, [&] { nccl_call(0); });
+                t_na = time_call(warm, reps, [&] { nccl_call(1); });
+            }
+#endif
+            if (rank_ == 0) {
+                printf("%-8s %-6d %10.1f %10.1f %13.1f %13.1f %8.2f %8.2f", is_f ? "float32" : "int32", k, t_dr, t_dra,
+                       t_mr, t_ma, t_dr / t_mr, t_dra / t_ma);
+                if (t_nr > 0) printf(" %11.1f %11.1f %8.2f %8.2f\n", t_nr, t_na, t_dr / t_nr, t_dra / t_na);
+                else printf(" %11s %11s %8s %8s\n", "-", "-", "-", "-");
+                fflush(stdout);
+            }
+        }
+    }
+    int all_bad = 0;
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank_ == 0) printf("%s: %d wrong or failed dreduce calls\n", all_bad ? "FAILED" : "results right", all_bad);
+#ifdef DR_HAVE_NCCL
+    if (nccl) ncclCommDestroy(nccl);
+#endif
+    dreduce_destroy(ctx_all);
+    dreduce_destroy(ctx);
+    cudaFree(d_in);
+    cudaFree(d_temp);
+    cudaFree(d_f);
+    cudaFree(d_i);
+    MPI_Finalize();
+    return all_bad ? 1 : 0;
+}
