@@ -327,8 +327,8 @@ static dr_status_t check_count(dr_dtype_t dtype, uint64_t count)
 {
     const size_t esize = dr_dtype_size(dtype);
     if (count > SIZE_MAX / esize) {
-        dr_error("%llu elements of %zu bytes do not fit in this process's address space", (unsigned long long)count,
-                 esize);
+        dr_error("count %llu: that many elements of %zu bytes do not fit in this process's address space",
+                 (unsigned long long)count, esize);
         return DR_ERR_USAGE;
     }
     return DR_OK;
