@@ -156,18 +156,20 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
                     (spec->format == DR_INPUT_AUTO && (ends_with(path, ".npy") || has_magic));
     if (npy) {
         if (spec->offset_given) {
-            fail(msg, len, "--offset is for raw files; this is a .npy file (its header gives the data offset)");
+            fail(msg, len, "%s is for raw files; this is a .npy file (its header gives the data offset)",
+                 DR_NAME("file.has_offset", "--offset"));
             goto done;
         }
         if (inspect_npy(fh, v->file_size, head, n, v, msg, len) != 0) goto done;
         if (spec->type_given && spec->dtype != (dr_dtype_t)v->dtype) {
-            fail(msg, len, "the file holds %s but --type %s was given (leave --type out to use the file's type)",
-                 dr_dtype_name((dr_dtype_t)v->dtype), dr_dtype_name(spec->dtype));
+            fail(msg, len, "the file holds %s but %s %s was given (leave it out to use the file's type)",
+                 dr_dtype_name((dr_dtype_t)v->dtype), DR_NAME("file.dtype", "--type"), dr_dtype_name(spec->dtype));
             goto done;
         }
     } else {
         if (!spec->type_given) {
-            fail(msg, len, "not a .npy file (no \\x93NUMPY magic): a raw binary file needs --type");
+            fail(msg, len, "not a .npy file (no \\x93NUMPY magic): a raw binary file needs %s",
+                 DR_NAME("file.dtype", "--type"));
             goto done;
         }
         char err[512];
@@ -181,8 +183,8 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
         v->data_offset = spec->offset_given ? spec->offset : 0;
     }
     if (!dr_op_valid((dr_dtype_t)v->dtype, spec->op)) {
-        fail(msg, len, "--op %s is not defined for the file's type %s (band, bor, bxor take int32, int64, uint32, "
-                       "uint64)", dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
+        fail(msg, len, "%s %s is not defined for the file's type %s (band, bor, bxor take int32, int64, uint32, "
+                       "uint64)", DR_NAME("op", "--op"), dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
         goto done;
     }
     status = DR_OK;
