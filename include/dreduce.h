@@ -16,18 +16,32 @@
  * Types and ops are the enums of dreduce/types.h (shared with the command line); results come in the accumulator
  * kind dr_acc_select(dtype, op, cfg.acc_mode) picks (int32 sums in int64, float sums in float64 by default, ...).
  *
- * Collectives. dreduce_create, dreduce_prepare, dreduce_reduce and dreduce_destroy are collective over the
- * context's communicator: every rank calls them in the same order with the same dtype and op (counts may differ:
- * each rank reduces its own part). Argument errors that every rank sees alike (a bad dtype or op) return on every
- * rank before any communication. Every combine collective carries, beside the rank's partial, a signature of the
- * call (dtype, op, accumulator, cfg.combine/allreduce/ranks_per_node) and a "this rank failed" flag, checked as the
- * partials combine: ranks that disagree, or a rank whose own part failed (NULL buffer with a count, its count, its
- * buffer on another GPU, a CUDA error), never yield a value. The failing rank still takes part in the collective,
- * then returns its own error; every rank that receives the combined record (rank 0, or every rank with allreduce)
- * returns an error naming what differs (field, values, ranks) or which rank failed. With a plain reduce the other
- * ranks cannot know: they return DR_OK with valid = 0, as always. Either way the collectives stay matched, so the
- * next call is sound. A rank that dies or hangs is the watchdog's: set cfg.timeout so the others end (exit status
- * 3, naming the level and the nodes that do not answer) instead of waiting forever.
+ * Collectives. dreduce_create, dreduce_prepare, dreduce_reduce, dreduce_reduce_file, dreduce_file_inspect and
+ * dreduce_destroy are collective over the context's communicator: every rank calls them in the same order, with the
+ * same dtype and op (counts may differ: each rank reduces its own part). The contract under misuse
+ * (docs/reliability.md, "Library misuse", has the test of each case):
+ *  - No rank waits forever for a rank that failed on its own. Each collective call meets the other ranks in its
+ *    collectives whatever went wrong locally: a rank whose arguments, buffer, GPU or configuration are bad still
+ *    takes part, saying so, and then returns its error.
+ *  - dreduce_create settles the configuration: a local problem on any rank (a NULL cfg or out, a bad field such as
+ *    block 33, chunk_bytes 0 or a NaN timeout, device GPU without a GPU, no memory) makes every rank return an
+ *    error, in bounded time whatever cfg.timeout says; the rank with the problem prints why. The fields that decide
+ *    what the ranks exchange (combine, allreduce, ranks_per_node, acc_mode) must be the same on every rank: if not,
+ *    every rank returns DR_ERR_USAGE and rank 0 prints one line naming each field that differs, two of its values
+ *    and ranks holding them. The other fields are each rank's own (device, gpu, kernel, block, staging, ...).
+ *  - dreduce_prepare checks what dreduce_reduce checks (dtype, op, the count) and every rank returns the worst
+ *    status of any rank.
+ *  - A reduction never returns a value mixed from two calls or from unlike partials. Every rank sends, in the one
+ *    collective of each combine level, a fixed-size record: its partial, a signature of (dtype, op, accumulator,
+ *    configuration) and a "this rank failed" flag, combined by one user-defined MPI op that checks the signatures
+ *    as it combines. A rank with an error of its own in a call (a NULL buffer with count > 0, its count, its GPU)
+ *    still joins with the flag set, then returns its error. Where the result arrives (rank 0, or every rank with
+ *    cfg.allreduce), a differing signature or a failed flag is an error naming what differs, and *out has valid = 0;
+ *    with a plain reduce the other ranks cannot know and return their own status with valid = 0 (as always there).
+ *    This costs no collective beyond the combine's own.
+ *  - Errors MPI or CUDA report inside a collective may still leave ranks waiting: set cfg.timeout to end them.
+ *  - NULL ctx: DR_ERR_USAGE on that rank, without communicating (there is nothing to communicate over).
+ *  - dreduce_create(MPI_COMM_NULL, ...): DR_ERR_USAGE and one line, before any MPI call on it.
  *
  * Cost. After dreduce_create (and dreduce_prepare for a shape), a call on one rank makes no MPI call; on several,
  * one collective per level with two ranks or more and no barrier (one node: one collective; --allreduce on one node
@@ -35,11 +49,19 @@
  * that need not wait for rank 0 cannot run ahead of it without bound.
  *
  * Errors. Every call returns a dr_status_t (DR_OK, DR_ERR_USAGE for bad arguments, DR_ERR_RUNTIME for CUDA, MPI,
- * I/O or allocation failures) and prints one line saying why on stderr ("dreduce: error: rank R (host): ...").
+ * I/O or allocation failures) and prints one line saying why on stderr ("dreduce: error: rank R (host): ..."),
+ * naming the argument or the configuration field (cfg.timeout, "dtype 99 is not a dr_dtype_t (0..11)"). On any
+ * error *out has valid = 0. The library's duplicate of the communicator returns MPI errors (MPI_ERRORS_RETURN)
+ * rather than ending the job.
+ *
+ * Timeout. cfg.timeout belongs to the context: its watchdog is armed only while a call of that context waits in a
+ * collective, disarmed on every return (errors included), so it never ends the process while the caller's own code
+ * runs; two contexts keep their own timeouts.
  *
  * Threads. A context belongs to one thread at a time: calls on one context must not overlap. Distinct contexts may
- * be used from distinct threads only if MPI was initialised with MPI_THREAD_MULTIPLE. The library calls
- * cudaSetDevice (on the calling thread) before it touches the GPU, and leaves it set.
+ * be used from distinct threads only if MPI was initialised with MPI_THREAD_MULTIPLE; each context's timeout then
+ * watches its own calls. The library calls cudaSetDevice (on the calling thread) before it touches the GPU, and
+ * leaves it set.
  *
  * Ownership. The caller's buffers are only read, never kept after a call returns. The context owns its duplicate
  * of the communicator, its GPU workspace, streams and pinned buffers, all released by dreduce_destroy. */
@@ -124,12 +146,14 @@ const char *dreduce_version(void);
 void dreduce_config_init(dreduce_config_t *cfg);
 
 /* Create a context on comm (collective): choose and open this rank's GPU (or the CPU backend), bind if asked, learn
- * the node layout. Every rank returns the same status: if one rank fails, all fail. *out is NULL on failure. */
+ * the node layout. Every rank returns the same status: if one rank fails (NULL cfg or out, a bad field, no GPU for
+ * device GPU), all fail; differing combine, allreduce, ranks_per_node or acc_mode are DR_ERR_USAGE on every rank
+ * (see Collectives). MPI_COMM_NULL is DR_ERR_USAGE. *out is NULL on failure. */
 dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_context_t **out);
 
 /* Optional (collective): plan and allocate for reductions of count elements of (dtype, op) so that the first
- * dreduce_reduce of that shape allocates nothing and problems (no memory, --staging device without a CUDA-aware
- * MPI) show up here, on every rank alike. */
+ * dreduce_reduce of that shape allocates nothing and problems (a bad dtype, op or count, no memory, staging DEVICE
+ * without a CUDA-aware MPI) show up here: every rank returns the worst status of any rank. */
 dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, uint64_t count);
 
 /* Reduce this rank's count elements at buf, then combine with the other ranks (collective). buf may be device
@@ -194,11 +218,13 @@ const char *dreduce_combine_path(const dreduce_context_t *ctx);
  * NaN) where nothing was measured (one rank, no CUDA-aware MPI, a forced staging, the CPU backend). */
 int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us);
 
-/* The result as a double (integers converted, rounding above 2^53). */
+/* The result as a double (integers converted, rounding above 2^53); NaN when r is NULL or not valid. */
 double dreduce_result_double(const dreduce_result_t *r);
 
-/* Format a result for humans ("12345", "-0.5", "nan"). */
-void dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len);
+/* Format a result for humans ("12345", "-0.5", "nan"; "invalid" when r is NULL or not valid) into buf, NUL-terminated
+ * within len bytes (buf may be NULL when len is 0). Returns the length of the whole text like snprintf: the text was
+ * cut short if that is >= len, so a caller can check, or call again with a buffer of the returned length + 1. */
+int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len);
 
 /* Release the context (collective: it frees its communicators). NULL is ignored. */
 void dreduce_destroy(dreduce_context_t *ctx);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "status.h"
 #ifdef HWLOC_HAVE_32BITS_PCI_DOMAIN
 #define DR_PCI_DOMAIN_MAX 0xffffffffu
 #else
@@ -107,9 +108,9 @@ int dr_binding_choose_gpu(int local_rank, int local_size, int ngpus, int one_gpu
         return 0;
     if (local_size > ngpus && !allow_share) {
         set_msg(err, errlen,
-                "%d ranks on this node but only %d GPU%s visible: use --share-gpus to put several ranks on one GPU, "
-                "or launch fewer ranks",
-                local_size, ngpus, ngpus == 1 ? "" : "s");
+                "%d ranks on this node but only %d GPU%s visible: use %s to put several ranks on one GPU, or "
+                "launch fewer ranks",
+                local_size, ngpus, ngpus == 1 ? "" : "s", DR_NAME("cfg.share_gpus = 1", "--share-gpus"));
         return -1;
     }
     return local_rank % ngpus;

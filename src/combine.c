@@ -185,9 +185,10 @@ dr_status_t dr_combine_choose_path(dr_staging_t staging, int nranks, const doubl
         return DR_OK;
     case DR_STAGING_DEVICE:
         if (!cuda_aware) {
-            dr_error("--staging device needs a CUDA-aware MPI, and this one is not (MPIX_CUDA_AWARE_SUPPORT %s, "
-                     "MPIX_Query_cuda_support() = %d): use --staging host or auto (cfg.staging)",
-                     aware.compile_time ? "1" : "absent or 0", aware.run_time);
+            const char *staging_name = DR_NAME("cfg.staging", "--staging");
+            dr_error("%s device needs a CUDA-aware MPI, and this one is not (MPIX_CUDA_AWARE_SUPPORT %s, "
+                     "MPIX_Query_cuda_support() = %d): use %s host or auto", staging_name,
+                     aware.compile_time ? "1" : "absent or 0", aware.run_time, staging_name);
             return DR_ERR_USAGE;
         }
         *path = DR_PATH_DEVICE;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* pause, _exit */
 #include "dreduce.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,20 +79,26 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
     dr_binding_t *b = &ctx->binding;
     const int ngpus = cfg->device == DR_DEVICE_CPU ? 0 : dr_gpu_count();
     dr_binding_init(b);
+    /* A missing GPU is this rank's alone: it still joins the host's gather below, then returns its error (every
+     * rank learns it in dreduce_create's agreement, instead of waiting in the gather for this one). */
+    dr_status_t missing = DR_OK;
     if (cfg->device == DR_DEVICE_GPU && ngpus == 0) {
-        dr_error("--device gpu: no GPU is visible to this process (check the driver and CUDA_VISIBLE_DEVICES); "
-                 "use --device cpu or auto");
-        return DR_ERR_USAGE;
+        dr_error("%s: no GPU is visible to this process (check the driver and CUDA_VISIBLE_DEVICES); use %s",
+                 DR_NAME("cfg.device DR_DEVICE_GPU", "--device gpu"),
+                 DR_NAME("DR_DEVICE_CPU or DR_DEVICE_AUTO", "--device cpu or auto"));
+        missing = DR_ERR_USAGE;
     }
-    ctx->is_gpu = cfg->device != DR_DEVICE_CPU && ngpus > 0;
+    ctx->is_gpu = missing == DR_OK && cfg->device != DR_DEVICE_CPU && ngpus > 0;
     char err[256], busid0[32] = "";
     if (ctx->is_gpu && ngpus == 1 && cudaDeviceGetPCIBusId(busid0, sizeof busid0, 0) != cudaSuccess) busid0[0] = 0;
     int per_task = 0;
     DR_CHECK(one_gpu_per_task(t, ctx->is_gpu ? ngpus : 0, busid0, &per_task));
+    DR_CHECK(missing);
     if (ctx->is_gpu) {
         int gpu = cfg->gpu;
         if (gpu >= ngpus) {
-            dr_error("GPU %d requested but only %d are visible (0..%d)", gpu, ngpus, ngpus - 1);
+            dr_error("%s %d requested but only %d GPUs are visible (0..%d)", DR_NAME("cfg.gpu", "--gpu"), gpu, ngpus,
+                     ngpus - 1);
             return DR_ERR_USAGE;
         }
         if (gpu < 0)
@@ -117,26 +124,113 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
     return DR_OK;
 }
 
+/* One line per bad field, naming it; DR_ERR_USAGE if any. */
 static dr_status_t check_config(const dreduce_config_t *c)
 {
+    dr_status_t s = DR_OK;
+#define DR_BAD_ENUM(field, option, type, count)                                                                 \
+    if ((unsigned)c->field >= (unsigned)(count)) {                                                             \
+        dr_error("%s is %d: not a " #type " (0..%d)", DR_NAME("cfg." #field, option), (int)c->field, (count) - 1); \
+        s = DR_ERR_USAGE;                                                                                      \
+    }
+    DR_BAD_ENUM(device, "--device", dr_device_choice_t, DR_DEVICE_CPU + 1)
+    DR_BAD_ENUM(bind, "--bind", dr_bind_choice_t, DR_BINDOPT_NONE + 1)
+    DR_BAD_ENUM(kernel, "--kernel", dr_kernel_t, DR_KERNEL_COUNT)
+    DR_BAD_ENUM(acc_mode, "--acc", dr_acc_mode_t, DR_ACC_MODE_COUNT)
+    DR_BAD_ENUM(combine, "--combine", dr_combine_mode_t, DR_COMBINE_FLAT + 1)
+    DR_BAD_ENUM(staging, "--staging", dr_staging_t, DR_STAGING_MAPPED + 1)
+#undef DR_BAD_ENUM
     if (c->block != 0 && (c->block < 32 || c->block > 1024 || (c->block & (c->block - 1)))) {
-        dr_error("block %d: must be 0 (automatic) or a power of two in 32..1024", c->block);
-        return DR_ERR_USAGE;
+        dr_error("%s is %d: must be 0 (automatic) or a power of two in 32..1024", DR_NAME("cfg.block", "--block"),
+                 c->block);
+        s = DR_ERR_USAGE;
     }
-    if ((unsigned)c->kernel >= DR_KERNEL_COUNT || (unsigned)c->acc_mode >= DR_ACC_MODE_COUNT ||
-        (unsigned)c->device > DR_DEVICE_CPU || (unsigned)c->combine > DR_COMBINE_FLAT ||
-        (unsigned)c->staging > DR_STAGING_MAPPED || (unsigned)c->bind > DR_BINDOPT_NONE) {
-        dr_error("dreduce_config_t holds an unknown enum value (kernel %d, acc_mode %d, device %d, combine %d, "
-                 "staging %d, bind %d)", (int)c->kernel, (int)c->acc_mode, (int)c->device, (int)c->combine,
-                 (int)c->staging, (int)c->bind);
-        return DR_ERR_USAGE;
+    if (c->ranks_per_node < 0) {
+        dr_error("%s is %d: must be >= 0", DR_NAME("cfg.ranks_per_node", "--ranks-per-node"), c->ranks_per_node);
+        s = DR_ERR_USAGE;
     }
-    if (c->ranks_per_node < 0 || c->cpu_threads < 0 || !(c->timeout >= 0) || c->chunk_bytes < 4096) {
-        dr_error("dreduce_config_t: ranks_per_node %d and cpu_threads %d must be >= 0, timeout %g >= 0 and "
-                 "chunk_bytes %zu >= 4096", c->ranks_per_node, c->cpu_threads, c->timeout, c->chunk_bytes);
-        return DR_ERR_USAGE;
+    if (c->cpu_threads < 0) {
+        dr_error("%s is %d: must be >= 0", DR_NAME("cfg.cpu_threads", "--threads"), c->cpu_threads);
+        s = DR_ERR_USAGE;
     }
-    return DR_OK;
+    if (!(c->timeout >= 0)) { /* NaN too */
+        dr_error("%s is %g: must be >= 0 (0: never)", DR_NAME("cfg.timeout", "--timeout"), c->timeout);
+        s = DR_ERR_USAGE;
+    }
+    if (c->chunk_bytes < 4096) {
+        dr_error("%s is %zu: must be >= 4096", "cfg.chunk_bytes", c->chunk_bytes);
+        s = DR_ERR_USAGE;
+    }
+    if (c->allreduce != 0 && c->allreduce != 1) {
+        dr_error("%s is %d: must be 0 or 1", DR_NAME("cfg.allreduce", "--allreduce"), c->allreduce);
+        s = DR_ERR_USAGE;
+    }
+    return s;
+}
+
+/* The fields every rank must set alike, and why: they decide which collectives run (combine, allreduce), over
+ * which communicators (ranks_per_node), and in which MPI datatype the partials travel (acc_mode). Ranks that
+ * differed there would wait in different collectives or combine unlike bits. The other fields are each rank's own
+ * (device, gpu, share_gpus, bind, kernel, block, staging, cpu_threads, timeout, chunk_bytes): they change where and
+ * how a rank reduces its part, not what the ranks exchange. */
+#define DR_AGREED_FIELDS 4
+static int agreed_value(const dreduce_config_t *c, int f)
+{
+    switch (f) {
+    case 0: return (int)c->combine;
+    case 1: return c->allreduce;
+    case 2: return c->ranks_per_node;
+    default: return (int)c->acc_mode;
+    }
+}
+
+static const char *agreed_name(int f)
+{
+    static const char *const fields[] = {"cfg.combine", "cfg.allreduce", "cfg.ranks_per_node", "cfg.acc_mode"};
+    static const char *const options[] = {"--combine", "--allreduce", "--ranks-per-node", "--acc"};
+    return DR_NAME(fields[f], options[f]);
+}
+
+static void agreed_text(int f, int v, char *buf, size_t len)
+{
+    if (f == 0) snprintf(buf, len, "%s", v == DR_COMBINE_FLAT ? "FLAT" : "HIER");
+    else if (f == 3) snprintf(buf, len, "%s", dr_acc_mode_name((dr_acc_mode_t)v));
+    else snprintf(buf, len, "%d", v);
+}
+
+/* dreduce_create's agreement, one MPI_Allreduce (MAXLOC) over the duplicate: every rank learns the worst local
+ * status (a NULL cfg or out, a bad field, no memory) and, for each agreed field, its largest and smallest value
+ * and the lowest rank holding each. A rank with a local error returns it; every other rank returns the same
+ * status silently (the failing rank said why). When the agreed fields differ, rank 0 prints one line naming each
+ * field, two values and two ranks, and every rank returns DR_ERR_USAGE. */
+static dr_status_t agree_config(const dr_topology_t *t, dr_status_t mine, const dreduce_config_t *cfg)
+{
+    struct { int v, rank; } rec[1 + 2 * DR_AGREED_FIELDS], all[1 + 2 * DR_AGREED_FIELDS];
+    rec[0].v = (int)mine;
+    rec[0].rank = t->rank;
+    for (int f = 0; f < DR_AGREED_FIELDS; ++f) {
+        const int v = mine == DR_OK ? agreed_value(cfg, f) : 0; /* checked: >= 0 */
+        rec[1 + 2 * f].v = mine == DR_OK ? v : INT_MIN;          /* the largest value */
+        rec[2 + 2 * f].v = mine == DR_OK ? -v : INT_MIN;         /* minus the smallest */
+        rec[1 + 2 * f].rank = rec[2 + 2 * f].rank = t->rank;
+    }
+    DR_MPI_CHECK(MPI_Allreduce(rec, all, 1 + 2 * DR_AGREED_FIELDS, MPI_2INT, MPI_MAXLOC, t->comm));
+    if (all[0].v != DR_OK) return (dr_status_t)all[0].v;
+    char line[768] = "";
+    size_t used = 0;
+    for (int f = 0; f < DR_AGREED_FIELDS; ++f) {
+        const int hi = all[1 + 2 * f].v, lo = -all[2 + 2 * f].v;
+        if (hi == lo) continue;
+        char a[32], b[32];
+        agreed_text(f, lo, a, sizeof a);
+        agreed_text(f, hi, b, sizeof b);
+        const int n = snprintf(line + used, sizeof line - used, "%s%s differs: %s on rank %d, %s on rank %d",
+                               used ? "; " : "", agreed_name(f), a, all[2 + 2 * f].rank, b, all[1 + 2 * f].rank);
+        if (n > 0 && (size_t)n < sizeof line - used) used += (size_t)n;
+    }
+    if (!used) return DR_OK;
+    if (t->rank == 0) dr_error("dreduce_create: %s (these must be the same on every rank)", line);
+    return DR_ERR_USAGE;
 }
 
 /* Collective, after every rank's device is known: prepare the watchdog's pings (with a timeout) and choose how GPU
@@ -167,16 +261,53 @@ static dr_status_t choose_path(dreduce_context_t *ctx)
 
 dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_context_t **out)
 {
-    *out = NULL;
-    dreduce_context_t *ctx = calloc(1, sizeof *ctx);
-    dr_status_t s = ctx ? check_config(cfg) : DR_ERR_RUNTIME;
-    /* Bad configurations are the caller's on every rank alike: return before communicating. */
+    if (out) *out = NULL;
+    int up = 0, down = 0;
+    MPI_Initialized(&up);
+    MPI_Finalized(&down);
+    if (!up || down) {
+        dr_error("dreduce_create: MPI is %s: call it between MPI_Init and MPI_Finalize",
+                 down ? "finalized" : "not initialized");
+        return DR_ERR_USAGE;
+    }
+    /* Checked before any MPI call on it: MPI's own error handler would end the job. */
+    if (comm == MPI_COMM_NULL) {
+        dr_error("dreduce_create: comm is MPI_COMM_NULL (pass a communicator this process belongs to)");
+        return DR_ERR_USAGE;
+    }
+    /* Every rank reaches the agreement below whatever its own problem, so that no rank returns while the others
+     * wait for it in a collective. */
+    dr_topology_t topo;
+    dr_status_t s = dr_topology_open(&topo, comm);
     if (s != DR_OK) {
+        dr_topology_free(&topo);
+        return s;
+    }
+    dr_log_set_rank(topo.rank, topo.nranks, topo.host);
+    dr_status_t mine = DR_OK;
+    if (!out) {
+        dr_error("dreduce_create: out is NULL (pass the address of a dreduce_context_t *)");
+        mine = DR_ERR_USAGE;
+    }
+    if (!cfg) {
+        dr_error("dreduce_create: cfg is NULL (fill a dreduce_config_t with dreduce_config_init)");
+        mine = DR_ERR_USAGE;
+    } else if (check_config(cfg) != DR_OK) {
+        mine = DR_ERR_USAGE;
+    }
+    dreduce_context_t *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) {
+        dr_error("dreduce_create: out of memory for the context (%zu bytes)", sizeof *ctx);
+        mine = DR_ERR_RUNTIME;
+    }
+    if ((s = agree_config(&topo, mine, cfg)) != DR_OK) {
         free(ctx);
+        dr_topology_free(&topo);
         return s;
     }
     ctx->cfg = *cfg;
-    if ((s = dr_topology_init(&ctx->topo, comm, cfg->ranks_per_node)) != DR_OK) {
+    ctx->topo = topo;
+    if ((s = dr_topology_split(&ctx->topo, cfg->ranks_per_node)) != DR_OK) {
         dr_topology_free(&ctx->topo);
         free(ctx);
         return s;
@@ -206,14 +337,29 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
 /* Same (dtype, op) checks on every rank, before any communication. */
 static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
 {
-    if ((unsigned)dtype >= DR_DTYPE_COUNT || (unsigned)op >= DR_OP_COUNT) {
-        dr_error("unknown dtype %d or op %d (types: %s; ops: %s)", (int)dtype, (int)op, dr_dtype_names(),
-                 dr_op_names());
+    if ((unsigned)dtype >= DR_DTYPE_COUNT) {
+        dr_error("dtype %d is not a dr_dtype_t (0..%d: %s)", (int)dtype, DR_DTYPE_COUNT - 1, dr_dtype_names());
+        return DR_ERR_USAGE;
+    }
+    if ((unsigned)op >= DR_OP_COUNT) {
+        dr_error("op %d is not a dr_op_t (0..%d: %s)", (int)op, DR_OP_COUNT - 1, dr_op_names());
         return DR_ERR_USAGE;
     }
     if (!dr_op_valid(dtype, op)) {
         dr_error("op %s is not defined for type %s (bitwise ops need an integer type)", dr_op_name(op),
                  dr_dtype_name(dtype));
+        return DR_ERR_USAGE;
+    }
+    return DR_OK;
+}
+
+/* The count checks of dreduce_reduce, for dreduce_prepare (dtype already checked). */
+static dr_status_t check_count(dr_dtype_t dtype, uint64_t count)
+{
+    const size_t esize = dr_dtype_size(dtype);
+    if (count > SIZE_MAX / esize) {
+        dr_error("count %llu: that many elements of %zu bytes do not fit in this process's address space",
+                 (unsigned long long)count, esize);
         return DR_ERR_USAGE;
     }
     return DR_OK;
@@ -246,11 +392,20 @@ static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_
 
 dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, uint64_t count)
 {
-    DR_CHECK(check_shape(dtype, op));
-    const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
-    dr_status_t s = ensure_combine(ctx, acc, op);
-    if (s == DR_OK && ctx->is_gpu)
-        s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count, 0);
+    if (!ctx) {
+        dr_error("dreduce_prepare: ctx is NULL");
+        return DR_ERR_USAGE;
+    }
+    /* Every check is folded into the one agreement, so a rank whose own arguments are bad (they may differ: counts
+     * do) still meets the others there, and every rank returns the same status. */
+    dr_status_t s = check_shape(dtype, op);
+    if (s == DR_OK) s = check_count(dtype, count);
+    if (s == DR_OK) {
+        const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+        s = ensure_combine(ctx, acc, op);
+        if (s == DR_OK && ctx->is_gpu)
+            s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count, 0);
+    }
     return dr_context_agree(ctx, s, "prepare (every rank reporting its plan)");
 }
 
@@ -415,12 +570,8 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         dr_error("NULL buffer with count %llu (NULL is allowed only for count 0)", (unsigned long long)count);
         return DR_ERR_USAGE;
     }
+    DR_CHECK(check_count(dtype, count));
     const size_t esize = dr_dtype_size(dtype);
-    if (count > SIZE_MAX / esize) {
-        dr_error("%llu elements of %zu bytes do not fit in this process's address space", (unsigned long long)count,
-                 esize);
-        return DR_ERR_USAGE;
-    }
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
     DR_CHECK(ensure_combine(ctx, acc, op));
     int on_device = 0, managed = 0;
@@ -473,15 +624,25 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
                            dreduce_result_t *out)
 {
     const double t0 = dr_now_ms();
-    memset(out, 0, sizeof *out);
+    /* A NULL out is this rank's own error: it still joins the combine (with a result nobody reads), so the other
+     * ranks are not left waiting. A NULL ctx has nothing to communicate over. */
+    dreduce_result_t unread;
+    dreduce_result_t *res = out ? out : &unread;
+    memset(res, 0, sizeof *res); /* valid = 0 whatever error follows */
+    if (!ctx) {
+        dr_error("dreduce_reduce: ctx is NULL");
+        return DR_ERR_USAGE;
+    }
     /* Errors every rank sees alike: return before communicating. */
     DR_CHECK(check_shape(dtype, op));
     reset_timings(&ctx->timings);
     ctx->have_partial = 0;
     dr_signature_t sig;
     make_signature(ctx, dtype, op, &sig);
-    const dr_status_t local = reduce_local(ctx, buf, count, dtype, op);
-    const dr_status_t s = finish(ctx, local, &sig, out, t0);
+    dr_status_t local = DR_ERR_USAGE;
+    if (out) local = reduce_local(ctx, buf, count, dtype, op);
+    else dr_error("dreduce_reduce: out is NULL");
+    const dr_status_t s = finish(ctx, local, &sig, res, t0);
     dr_watchdog_leave(ctx->wd); /* disarmed on every return path */
     return s;
 }
@@ -520,9 +681,17 @@ static dr_status_t file_next(void *state, void *slot, size_t max_elems, const vo
 static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op, dr_input_t *in,
                              dreduce_file_info_t *info)
 {
-    if ((unsigned)op >= DR_OP_COUNT || !file || !file->path || (file->dtype != DR_DTYPE_COUNT &&
-                                                                  (unsigned)file->dtype >= DR_DTYPE_COUNT)) {
-        dr_error("dreduce: no file, no path, or an unknown dtype %d or op %d", file ? (int)file->dtype : -1, (int)op);
+    if (!file || !file->path) {
+        dr_error("%s is NULL", file ? "file->path" : "file");
+        return DR_ERR_USAGE;
+    }
+    if (file->dtype != DR_DTYPE_COUNT && (unsigned)file->dtype >= DR_DTYPE_COUNT) {
+        dr_error("file->dtype %d is not a dr_dtype_t (0..%d: %s; or DR_DTYPE_COUNT: from the .npy header)",
+                 (int)file->dtype, DR_DTYPE_COUNT - 1, dr_dtype_names());
+        return DR_ERR_USAGE;
+    }
+    if ((unsigned)op >= DR_OP_COUNT) {
+        dr_error("op %d is not a dr_op_t (0..%d: %s)", (int)op, DR_OP_COUNT - 1, dr_op_names());
         return DR_ERR_USAGE;
     }
     dr_input_spec_t spec;
@@ -537,6 +706,10 @@ static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file,
 dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
                                  dreduce_file_info_t *info)
 {
+    if (!ctx || !info) {
+        dr_error("dreduce_file_inspect: %s is NULL", ctx ? "info" : "ctx");
+        return DR_ERR_USAGE;
+    }
     dr_input_t in;
     DR_CHECK(open_file(ctx, file, op, &in, info));
     dr_input_close(&in);
@@ -546,6 +719,11 @@ dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *f
 dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
                                 dreduce_result_t *out, dreduce_file_info_t *info)
 {
+    if (out) memset(out, 0, sizeof *out); /* valid = 0 whatever error follows */
+    if (!ctx || !out) {
+        dr_error("dreduce_reduce_file: %s is NULL", ctx ? "out" : "ctx");
+        return DR_ERR_USAGE;
+    }
     const double t0 = dr_now_ms();
     dr_input_t in;
     dreduce_file_info_t fi;
@@ -589,7 +767,11 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
 
 dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
 {
-    memset(out, 0, sizeof *out);
+    if (out) memset(out, 0, sizeof *out);
+    if (!ctx || !out) {
+        dr_error("dreduce_local_partial: %s is NULL", ctx ? "out" : "ctx");
+        return DR_ERR_USAGE;
+    }
     if (!ctx->have_partial || !ctx->comb_ready) {
         dr_error("dreduce_local_partial: no reduction has completed on this context yet");
         return DR_ERR_USAGE;
@@ -601,25 +783,33 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
     return DR_OK;
 }
 
-void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out) { *out = ctx->timings; }
+void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out)
+{
+    if (!out) return;
+    if (ctx) *out = ctx->timings;
+    else reset_timings(out);
+}
 
-int dreduce_gpu(const dreduce_context_t *ctx) { return ctx->is_gpu ? ctx->gpu.device : -1; }
+int dreduce_gpu(const dreduce_context_t *ctx) { return ctx && ctx->is_gpu ? ctx->gpu.device : -1; }
 
 const char *dreduce_combine_path(const dreduce_context_t *ctx)
 {
+    if (!ctx) return "";
     if (ctx->comb_ready) return ctx->comb.path_text;
     return ctx->is_gpu ? ctx->path_text : "host buffers (CPU backend)";
 }
 
 int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us)
 {
-    *device_us = ctx->path_us[0];
-    *mapped_us = ctx->path_us[1];
-    return isfinite(ctx->path_us[0]) && isfinite(ctx->path_us[1]);
+    const double d = ctx ? ctx->path_us[0] : NAN, m = ctx ? ctx->path_us[1] : NAN;
+    if (device_us) *device_us = d;
+    if (mapped_us) *mapped_us = m;
+    return isfinite(d) && isfinite(m);
 }
 
 double dreduce_result_double(const dreduce_result_t *r)
 {
+    if (!r || !r->valid) return NAN;
     switch (r->kind) {
     case DR_ACC_I32: return (double)r->value.i32;
     case DR_ACC_U32: return (double)r->value.u32;
@@ -630,9 +820,10 @@ double dreduce_result_double(const dreduce_result_t *r)
     }
 }
 
-void dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
+int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
 {
-    dr_value_format(r->kind, &r->value, buf, len);
+    if (!r || !r->valid) return snprintf(buf, len, "%s", "invalid");
+    return dr_value_format(r->kind, &r->value, buf, len);
 }
 
 void dreduce_destroy(dreduce_context_t *ctx)

@@ -79,8 +79,9 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     if (perr == cudaErrorInvalidValue) {
         (void)cudaGetLastError();
         dr_error("kernel %s cannot reduce %llu elements with %d-thread blocks (grid past 2^31 - 1 blocks or more "
-                 "than %d passes): use --kernel multipass or a larger --block",
-                 dr_kernel_name(kernel), (unsigned long long)n, block, DR_GPU_MAX_PASSES);
+                 "than %d passes): use %s or a larger %s",
+                 dr_kernel_name(kernel), (unsigned long long)n, block, DR_GPU_MAX_PASSES,
+                 DR_NAME("cfg.kernel DR_KERNEL_MULTIPASS", "--kernel multipass"), DR_NAME("cfg.block", "--block"));
         return DR_ERR_USAGE;
     }
     DR_CUDA_CHECK(perr);

@@ -169,12 +169,13 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
     const int npy = !hdf5 && (spec->format == DR_INPUT_NPY ||
                               (spec->format == DR_INPUT_AUTO && (ends_with(path, ".npy") || has_magic)));
     if (!hdf5 && spec->dataset && spec->dataset[0]) {
-        fail(msg, len, "--dataset is for HDF5 files; this is a %s file", npy ? ".npy" : "raw");
+        fail(msg, len, "%s is for HDF5 files; this is a %s file", DR_NAME("file.dataset", "--dataset"),
+                 npy ? ".npy" : "raw");
         goto done;
     }
     if (hdf5) {
         if (spec->offset_given) {
-            fail(msg, len, "--offset is for raw files; this is an HDF5 file");
+            fail(msg, len, "%s is for raw files; this is an HDF5 file", DR_NAME("file.has_offset", "--offset"));
             goto done;
         }
         MPI_File_close(&fh); /* HDF5 opens it itself */
@@ -185,24 +186,26 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
         v->dtype = dt;
         v->data_offset = 0;
         if (spec->type_given && spec->dtype != dt) {
-            fail(msg, len, "dataset '%s' holds %s but --type %s was given (leave --type out to use its type)",
-                 v->dataset, dr_dtype_name(dt), dr_dtype_name(spec->dtype));
+            fail(msg, len, "dataset '%s' holds %s but %s %s was given (leave it out to use the dataset's type)",
+                 v->dataset, dr_dtype_name(dt), DR_NAME("file.dtype", "--type"), dr_dtype_name(spec->dtype));
             goto done;
         }
     } else if (npy) {
         if (spec->offset_given) {
-            fail(msg, len, "--offset is for raw files; this is a .npy file (its header gives the data offset)");
+            fail(msg, len, "%s is for raw files; this is a .npy file (its header gives the data offset)",
+                 DR_NAME("file.has_offset", "--offset"));
             goto done;
         }
         if (inspect_npy(fh, v->file_size, head, n, v, msg, len) != 0) goto done;
         if (spec->type_given && spec->dtype != (dr_dtype_t)v->dtype) {
-            fail(msg, len, "the file holds %s but --type %s was given (leave --type out to use the file's type)",
-                 dr_dtype_name((dr_dtype_t)v->dtype), dr_dtype_name(spec->dtype));
+            fail(msg, len, "the file holds %s but %s %s was given (leave it out to use the file's type)",
+                 dr_dtype_name((dr_dtype_t)v->dtype), DR_NAME("file.dtype", "--type"), dr_dtype_name(spec->dtype));
             goto done;
         }
     } else {
         if (!spec->type_given) {
-            fail(msg, len, "not a .npy file (no \\x93NUMPY magic): a raw binary file needs --type");
+            fail(msg, len, "not a .npy file (no \\x93NUMPY magic): a raw binary file needs %s",
+                 DR_NAME("file.dtype", "--type"));
             goto done;
         }
         char err[512];
@@ -216,8 +219,8 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
         v->data_offset = spec->offset_given ? spec->offset : 0;
     }
     if (!dr_op_valid((dr_dtype_t)v->dtype, spec->op)) {
-        fail(msg, len, "--op %s is not defined for the file's type %s (band, bor, bxor take the integer types)",
-             dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
+        fail(msg, len, "%s %s is not defined for the file's type %s (band, bor, bxor take the integer types)",
+             DR_NAME("op", "--op"), dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
         goto done;
     }
     status = DR_OK;

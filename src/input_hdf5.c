@@ -1,6 +1,7 @@
 /* The HDF5 reader of --input (see input_hdf5.h). Without DREDUCE_HAVE_HDF5 only the stubs at the end are built. */
 #define _POSIX_C_SOURCE 200809L
 #include "input_hdf5.h"
+#include "status.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -191,7 +192,8 @@ int dr_h5_inspect(const char *path, const char *dataset, dr_dtype_t *dtype, uint
             goto done;
         }
         if (l.count > 1) {
-            fail(msg, len, "the file holds %d datasets: name one with --dataset (%s)", l.count, l.names);
+            fail(msg, len, "the file holds %d datasets: name one with %s (%s)", l.count,
+                 DR_NAME("file.dataset", "--dataset"), l.names);
             goto done;
         }
         snprintf(name, namelen, "%s", l.first);

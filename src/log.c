@@ -8,6 +8,7 @@
 static int log_rank = -1;
 static int log_nranks = 1;
 static char log_host[64];
+static int log_option_names; /* 1 in the dreduce program: settings are its options */
 
 void dr_log_set_rank(int rank, int nranks, const char *host)
 {
@@ -15,6 +16,10 @@ void dr_log_set_rank(int rank, int nranks, const char *host)
     log_nranks = nranks;
     snprintf(log_host, sizeof log_host, "%s", host ? host : "");
 }
+
+void dr_log_use_option_names(int yes) { log_option_names = yes; }
+
+const char *dr_log_name(const char *field, const char *option) { return log_option_names ? option : field; }
 
 static void vlog(const char *kind, const char *fmt, va_list ap)
 {

@@ -436,6 +436,7 @@ int main(int argc, char **argv)
 {
     dr_options_t opt;
     char parse_err[512];
+    dr_log_use_option_names(1); /* the library's messages name our options (--timeout), not cfg fields */
     dr_options_default(&opt);
     dr_parse_result_t parsed = dr_options_parse(argc, argv, &opt, parse_err, sizeof parse_err);
     if (parsed == DR_PARSE_HELP || parsed == DR_PARSE_VERSION) {

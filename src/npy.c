@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "status.h"
 static const unsigned char npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 static const char supported_text[] =
@@ -410,17 +411,17 @@ int dr_raw_layout(dr_dtype_t dtype, uint64_t offset, uint64_t file_size, uint64_
     const uint64_t size = dr_dtype_size(dtype);
     if (size == 0) return fail(err, errlen, "raw file: invalid element type %d", (int)dtype);
     if (offset > file_size)
-        return fail(err, errlen, "--offset %" PRIu64 " is past the end of the file (%" PRIu64 " bytes)", offset,
-                    file_size);
+        return fail(err, errlen, "%s %" PRIu64 " is past the end of the file (%" PRIu64 " bytes)",
+                    DR_NAME("file.offset", "--offset"), offset, file_size);
     const uint64_t rest = file_size - offset, extra = rest % size;
     if (extra != 0) {
         if (offset == 0)
             return fail(err, errlen, "raw file of %" PRIu64 " bytes is not a whole number of %s elements (%" PRIu64
                                      " bytes each): %" PRIu64 " trailing bytes", file_size, dr_dtype_name(dtype),
                         size, extra);
-        return fail(err, errlen, "the %" PRIu64 " bytes after --offset %" PRIu64 " are not a whole number of %s "
-                                 "elements (%" PRIu64 " bytes each): %" PRIu64 " trailing bytes", rest, offset,
-                    dr_dtype_name(dtype), size, extra);
+        return fail(err, errlen, "the %" PRIu64 " bytes after %s %" PRIu64 " are not a whole number of %s "
+                                 "elements (%" PRIu64 " bytes each): %" PRIu64 " trailing bytes", rest,
+                    DR_NAME("file.offset", "--offset"), offset, dr_dtype_name(dtype), size, extra);
     }
     *count = rest / size;
     return 0;

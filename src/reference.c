@@ -264,22 +264,21 @@ void dr_reference_add(dr_reference_t *r, dr_dtype_t dtype, const void *buf, size
     run_job(nthreads, r);
 }
 
-void dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t len)
+int dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t len)
 {
     switch (acc) {
-    case DR_ACC_I32: snprintf(buf, len, "%" PRId32, v->i32); break;
-    case DR_ACC_U32: snprintf(buf, len, "%" PRIu32, v->u32); break;
-    case DR_ACC_I64: snprintf(buf, len, "%" PRId64, v->i64); break;
-    case DR_ACC_U64: snprintf(buf, len, "%" PRIu64, v->u64); break;
+    case DR_ACC_I32: return snprintf(buf, len, "%" PRId32, v->i32);
+    case DR_ACC_U32: return snprintf(buf, len, "%" PRIu32, v->u32);
+    case DR_ACC_I64: return snprintf(buf, len, "%" PRId64, v->i64);
+    case DR_ACC_U64: return snprintf(buf, len, "%" PRIu64, v->u64);
     case DR_ACC_F32:
     case DR_ACC_F64: {
         double d = acc == DR_ACC_F32 ? (double)v->f32 : v->f64;
-        if (isnan(d)) snprintf(buf, len, "nan");
-        else if (isinf(d)) snprintf(buf, len, d > 0 ? "inf" : "-inf");
-        else snprintf(buf, len, acc == DR_ACC_F32 ? "%.9g" : "%.17g", d);
-        break;
+        if (isnan(d)) return snprintf(buf, len, "nan");
+        if (isinf(d)) return snprintf(buf, len, d > 0 ? "inf" : "-inf");
+        return snprintf(buf, len, acc == DR_ACC_F32 ? "%.9g" : "%.17g", d);
     }
-    default: snprintf(buf, len, "?"); break;
+    default: return snprintf(buf, len, "?");
     }
 }
 

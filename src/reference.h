@@ -58,7 +58,8 @@ typedef struct {
 /* Check result (accumulator kind ref->acc) against ref, for a reduction whose longest rounding path is `depth`. */
 void dr_reference_check(const dr_reference_t *ref, const dr_value_t *result, uint64_t depth, dr_check_t *out);
 
-/* Format an accumulator value for humans and JSON ("12345", "-0.5", "nan", "inf"). */
-void dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t len);
+/* Format an accumulator value for humans and JSON ("12345", "-0.5", "nan", "inf"). Returns the length of the whole
+ * text like snprintf (the text was cut short if that is >= len). */
+int dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t len);
 
 #endif

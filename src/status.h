@@ -14,6 +14,11 @@ void dr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Set the rank prefix used by dr_error/dr_warn (-1: none) and this host's name. */
 void dr_log_set_rank(int rank, int nranks, const char *host);
+/* How messages name a setting: as the library's field ("cfg.timeout", the default) or, once the dreduce program
+ * has called dr_log_use_option_names(1), as its option ("--timeout"). DR_NAME("cfg.timeout", "--timeout") picks. */
+void dr_log_use_option_names(int yes);
+const char *dr_log_name(const char *field, const char *option);
+#define DR_NAME(field, option) dr_log_name(field, option)
 
 #define DR_CHECK(expr)                                                                                         \
     do {                                                                                                       \

@@ -5,7 +5,7 @@
 
 #include "check.h"
 
-dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node)
+dr_status_t dr_topology_open(dr_topology_t *t, MPI_Comm comm)
 {
     memset(t, 0, sizeof *t);
     t->comm = MPI_COMM_NULL;
@@ -20,6 +20,11 @@ dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node
     int len = 0;
     DR_MPI_CHECK(MPI_Get_processor_name(name, &len));
     snprintf(t->host, sizeof t->host, "%.63s", name);
+    return DR_OK;
+}
+
+dr_status_t dr_topology_split(dr_topology_t *t, int ranks_per_node)
+{
 
     DR_MPI_CHECK(MPI_Comm_split_type(t->comm, MPI_COMM_TYPE_SHARED, t->rank, MPI_INFO_NULL, &t->host_comm));
     DR_MPI_CHECK(MPI_Comm_set_errhandler(t->host_comm, MPI_ERRORS_RETURN));
@@ -46,6 +51,12 @@ dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node
     if (t->emulated) snprintf(t->node_name, sizeof t->node_name, "%s/node%d", t->host, t->node);
     else snprintf(t->node_name, sizeof t->node_name, "%s", t->host);
     return DR_OK;
+}
+
+dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node)
+{
+    DR_CHECK(dr_topology_open(t, comm));
+    return dr_topology_split(t, ranks_per_node);
 }
 
 void dr_topology_free(dr_topology_t *t)

@@ -25,6 +25,13 @@ typedef struct {
  * host into emulated nodes of that many. */
 dr_status_t dr_topology_init(dr_topology_t *t, MPI_Comm comm, int ranks_per_node);
 
+/* The two halves of dr_topology_init, for dreduce_create, which agrees on the configuration over the duplicate
+ * before splitting it: open duplicates comm (errors returned, not fatal) and learns rank, size and host; split
+ * builds the host, node and leaders communicators. After a failure of either, dr_topology_free releases what was
+ * made. */
+dr_status_t dr_topology_open(dr_topology_t *t, MPI_Comm comm);
+dr_status_t dr_topology_split(dr_topology_t *t, int ranks_per_node);
+
 void dr_topology_free(dr_topology_t *t);
 
 #endif

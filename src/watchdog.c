@@ -73,8 +73,8 @@ static void *watch(void *arg)
         const char *what = atomic_load(&w->phase);
         if (what && now_s() > atomic_load(&w->phase_deadline) && atomic_load(&w->phase) == what) {
             dr_error("timed out after %g s waiting in the %s level: another rank died or is stuck there (raise "
-                     "cfg.timeout / --timeout if it is only slow); ending the job",
-                     w->timeout_s, what);
+                     "%s if it is only slow); ending the job",
+                     w->timeout_s, what, DR_NAME("cfg.timeout", "--timeout"));
             end_job();
         }
     }
@@ -288,8 +288,8 @@ static void give_up(dr_watchdog_t *w, MPI_Request *req, const char *what)
     }
     if (names[0])
         dr_error("timed out after %g s waiting in the %s level: no answer from %s: dead, stuck or cut off (raise "
-                 "cfg.timeout / --timeout if they are only slow); ending the job",
-                 w->timeout_s, what, names);
+                 "%s if they are only slow); ending the job",
+                 w->timeout_s, what, names, DR_NAME("cfg.timeout", "--timeout"));
     else
         dr_error("timed out after %g s waiting in the %s level: every rank answers, yet the collective does not "
                  "complete; ending the job",

@@ -429,6 +429,7 @@ static void test_short_read(int mid_stream)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    dr_log_use_option_names(1); /* the manifest holds the messages as the program prints them (--offset) */
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

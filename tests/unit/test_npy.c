@@ -345,14 +345,14 @@ static void test_sizes(void)
           err);
     CHECK(dr_raw_layout(DR_FLOAT16, 0, 0, &count, err, sizeof err) == 0 && count == 0, "empty raw file: %s", err);
     CHECK(dr_raw_layout(DR_INT32, 401, 400, &count, err, sizeof err) != 0 &&
-              strstr(err, "--offset 401 is past the end of the file (400 bytes)"),
+              strstr(err, "file.offset 401 is past the end of the file (400 bytes)"),
           "offset past the end: got \"%s\"", err);
     CHECK(dr_raw_layout(DR_INT64, 0, 403, &count, err, sizeof err) != 0 &&
               strstr(err, "raw file of 403 bytes is not a whole number of int64 elements (8 bytes each): 3 trailing "
                           "bytes"),
           "403 bytes of int64: got \"%s\"", err);
     CHECK(dr_raw_layout(DR_UINT32, 2, 403, &count, err, sizeof err) != 0 &&
-              strstr(err, "the 401 bytes after --offset 2 are not a whole number of uint32 elements (4 bytes each): "
+              strstr(err, "the 401 bytes after file.offset 2 are not a whole number of uint32 elements (4 bytes each): "
                           "1 trailing bytes"),
           "401 bytes of uint32 after offset 2: got \"%s\"", err);
     CHECK(dr_raw_layout(DR_BFLOAT16, 1, UINT64_MAX, &count, err, sizeof err) == 0 && count == (UINT64_MAX - 1) / 2,
