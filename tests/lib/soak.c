@@ -45,7 +45,12 @@ static void fill(void *buf, dr_dtype_t t, uint64_t n, int rank)
         case DR_FLOAT32: ((float *)buf)[i] = (float)v; break;
         case DR_FLOAT64: ((double *)buf)[i] = v; break;
         case DR_FLOAT16: ((uint16_t *)buf)[i] = f16[v]; break;
-        default: ((uint16_t *)buf)[i] = bf16[v]; break;
+        case DR_BFLOAT16: ((uint16_t *)buf)[i] = bf16[v]; break;
+        case DR_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+        case DR_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+        case DR_INT16: ((int16_t *)buf)[i] = (int16_t)v; break;
+        case DR_UINT16: ((uint16_t *)buf)[i] = (uint16_t)v; break;
+        default: fprintf(stderr, "soak: no fill for dtype %d\n", (int)t); abort();
         }
     }
 }
