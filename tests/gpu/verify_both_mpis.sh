@@ -6,10 +6,11 @@
 # usage: tests/gpu/verify_both_mpis.sh [build|test|all] [CTEST ARGS...]
 #   build: configure and build both (build-cuda-aware, build-system); test: ctest -L gpu in each; all: both steps.
 # Env: KIT (the kit's env script), OUTDIR (logs and summaries; default $OUT or ./gpu-verify), JOBS (build jobs
-# each, default half the cores), ARCH (CUDA architectures, default 90).
+# each, default half the cores), ARCH (CUDA architectures, default 90), CMAKE_ARGS (more cmake arguments for both,
+# e.g. -DDREDUCE_HDF5_PREFIX=...).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,9p' "$0"; exit 0; fi
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,10p' "$0"; exit 0; fi
 step=${1:-all}
 [ $# -gt 0 ] && shift
 KIT=${KIT:-.gpu/ompi-cuda-env.sh}
@@ -22,7 +23,8 @@ mkdir -p "$OUTDIR"
 configure_build() { # configure_build DIR [cmake args...]
   local dir=$1
   shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "$@" >/dev/null &&
+  # shellcheck disable=SC2086 # CMAKE_ARGS: words on purpose
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" ${CMAKE_ARGS:-} "$@" >/dev/null &&
     cmake --build "$dir" -j"$JOBS" 2>&1 | grep -E "error|warning:|Error" || true
   [ -x "$dir/dreduce" ]
 }
