@@ -60,8 +60,13 @@
  *
  * Threads. A context belongs to one thread at a time: calls on one context must not overlap. Distinct contexts may
  * be used from distinct threads only if MPI was initialised with MPI_THREAD_MULTIPLE; each context's timeout then
- * watches its own calls. The library calls cudaSetDevice (on the calling thread) before it touches the GPU, and
- * leaves it set.
+ * watches its own calls. Every call on a GPU context first makes the context's GPU current on the calling thread
+ * (cudaSetDevice; a new thread starts on device 0), and leaves it set.
+ *
+ * Streams. A GPU context's work runs on its own blocking streams: it starts after the work the caller queued on the
+ * legacy default stream (a cudaMemcpy of the input, a kernel launched on stream 0), and a call returns with its
+ * work done. Input written on the caller's non-blocking streams, or under nvcc --default-stream per-thread, must be
+ * synchronized by the caller first, as for any library on its own stream.
  *
  * Ownership. The caller's buffers are only read, never kept after a call returns. The context owns its duplicate
  * of the communicator, its GPU workspace, streams and pinned buffers, all released by dreduce_destroy. */

@@ -400,6 +400,7 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
      * do) still meets the others there, and every rank returns the same status. */
     dr_status_t s = check_shape(dtype, op);
     if (s == DR_OK) s = check_count(dtype, count);
+    if (s == DR_OK && ctx->is_gpu) s = dr_gpu_use(&ctx->gpu);
     if (s == DR_OK) {
         const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
         s = ensure_combine(ctx, acc, op);
@@ -571,6 +572,7 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         return DR_ERR_USAGE;
     }
     DR_CHECK(check_count(dtype, count));
+    if (ctx->is_gpu) DR_CHECK(dr_gpu_use(&ctx->gpu));
     const size_t esize = dr_dtype_size(dtype);
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
     DR_CHECK(ensure_combine(ctx, acc, op));
@@ -725,6 +727,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
         return DR_ERR_USAGE;
     }
     const double t0 = dr_now_ms();
+    if (ctx->is_gpu) DR_CHECK(dr_gpu_use(&ctx->gpu));
     dr_input_t in;
     dreduce_file_info_t fi;
     DR_CHECK(open_file(ctx, file, op, &in, &fi));
@@ -776,10 +779,14 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
         dr_error("dreduce_local_partial: no reduction has completed on this context yet");
         return DR_ERR_USAGE;
     }
+    if (ctx->is_gpu) {
+        DR_CHECK(dr_gpu_use(&ctx->gpu));
+        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &out->value));
+    } else {
+        out->value = ctx->partial;
+    }
     out->kind = ctx->comb.acc;
-    out->valid = 1;
-    if (ctx->is_gpu) return dr_gpu_read_partial(&ctx->gpu, &out->value);
-    out->value = ctx->partial;
+    out->valid = 1; /* only once the value is in hand */
     return DR_OK;
 }
 
@@ -829,6 +836,7 @@ int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
 void dreduce_destroy(dreduce_context_t *ctx)
 {
     if (!ctx) return;
+    if (ctx->is_gpu && dr_gpu_use(&ctx->gpu) != DR_OK) (void)cudaGetLastError(); /* free what can be freed */
     if (ctx->comb_ready) dr_combine_free(&ctx->comb);
     dr_chunks_free(&ctx->chunks);
     if (ctx->is_gpu) dr_gpu_close(&ctx->gpu);

@@ -24,14 +24,23 @@ dr_status_t dr_gpu_open(dr_gpu_t *g, int device)
     DR_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
     snprintf(g->name, sizeof g->name, "%.63s", prop.name);
     DR_CUDA_CHECK(cudaDeviceGetPCIBusId(g->pci_bus_id, (int)sizeof g->pci_bus_id, device));
-    DR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    DR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamNonBlocking));
+    /* Blocking streams: a call's work waits for what the caller queued on the legacy default stream before it. A
+     * cudaMemcpy of the input from pageable memory returns before its last DMA lands on the device; on a
+     * non-blocking stream the kernel could read the array before that (seen: int8 sums off by ~800 elements). */
+    DR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamDefault));
+    DR_CUDA_CHECK(cudaStreamCreateWithFlags(&g->copy_stream, cudaStreamDefault));
     for (int i = 0; i <= DR_GPU_MAX_PASSES; ++i) {
         DR_CUDA_CHECK(cudaEventCreate(&g->events[i]));
         g->events_made = i + 1;
     }
     DR_CHECK(dr_gpu_alloc(&g->d_result, sizeof(dr_value_t), "partial result"));
     g->partial_target = g->d_result;
+    return DR_OK;
+}
+
+dr_status_t dr_gpu_use(const dr_gpu_t *g)
+{
+    DR_CUDA_CHECK(cudaSetDevice(g->device));
     return DR_OK;
 }
 

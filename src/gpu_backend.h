@@ -36,6 +36,10 @@ int dr_gpu_count(void);
 /* Select `device` (already chosen by the binding), fill its name and PCI bus id, create streams and events. */
 dr_status_t dr_gpu_open(dr_gpu_t *g, int device);
 
+/* Make g's device current on the calling thread (each thread has its own current device; a thread that did not
+ * open the context starts on device 0). Every entry point of a GPU context calls it first. */
+dr_status_t dr_gpu_use(const dr_gpu_t *g);
+
 /* Plan a reduction of n elements of dtype at d_in (device memory; `managed`: managed memory) with (op, acc) by
  * `kernel` with `block` threads (0: dr_gpu_default_block), and make sure the workspace is large enough. Replanning
  * is skipped when the shape is the last one; only d_in changes then. Managed memory keeps multipass to its register
