@@ -201,8 +201,11 @@ dr_status_t dr_combine_choose_path(dr_staging_t staging, int nranks, const doubl
         snprintf(text, len, "mapped pinned host memory (auto: one rank, no MPI in a call; MPI %s)",
                  cuda_aware ? "is CUDA-aware" : "not CUDA-aware");
     else if (!cuda_aware) snprintf(text, len, "mapped pinned host memory (auto: MPI not CUDA-aware)");
+    else if (!isfinite(us[0]) || !isfinite(us[1]))
+        snprintf(text, len, "mapped pinned host memory (auto: not measured, since not every rank is a GPU with "
+                            "staging auto)");
     else {
-        if (isfinite(us[0]) && us[0] <= us[1]) *path = DR_PATH_DEVICE; /* ties: device buffers */
+        if (us[0] <= us[1]) *path = DR_PATH_DEVICE; /* ties: device buffers */
         snprintf(text, len, "%s (auto: measured device buffers %.1f us, mapped %.1f us per collective)",
                  *path == DR_PATH_DEVICE ? "device buffers (CUDA-aware MPI)" : "mapped pinned host memory", us[0],
                  us[1]);
@@ -265,8 +268,9 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
 
 /* ---- Levels ----------------------------------------------------------------------------------------------------- */
 
-/* One collective of one level: blocking (watched by the watchdog's thread) when asked (device buffers) or without a
- * timeout; else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer. kind 'r':
+/* One collective of one level: blocking (watched by the watchdog's thread) when asked (device buffers, or no rank
+ * under a timeout); else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer
+ * (a rank without a timeout of its own just waits). `blocking` is alike on every rank (dreduce.c, choose_path). kind 'r':
  * reduce to 0, 'a': allreduce, 'b': a broadcast from 0. */
 static dr_status_t level(dr_watchdog_t *wd, int blocking, const char *what, char kind, const void *in, void *out,
                          MPI_Comm comm, double *ms)
@@ -277,7 +281,7 @@ static dr_status_t level(dr_watchdog_t *wd, int blocking, const char *what, char
     const double t0 = dr_now_ms();
     dr_watchdog_enter(wd, what);
     int rc;
-    if (dr_watchdog_armed(wd) && !blocking) {
+    if (!blocking) {
         MPI_Request req = MPI_REQUEST_NULL;
         if (kind == 'r') rc = MPI_Ireduce(in, out, 1, type, op, 0, comm, &req);
         else if (kind == 'a') rc = MPI_Iallreduce(in, out, 1, type, op, comm, &req);

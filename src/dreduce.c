@@ -233,27 +233,35 @@ static dr_status_t agree_config(const dr_topology_t *t, dr_status_t mine, const 
     return DR_ERR_USAGE;
 }
 
-/* Collective, after every rank's device is known: prepare the watchdog's pings (with a timeout) and choose how GPU
- * partials reach MPI, once per context. staging auto on a CUDA-aware MPI measures both paths (dr_combine_measure);
- * every rank takes part in the measurement or none does. */
+/* Collective, after every rank's device is known: settle how the combine's collectives run, and choose how GPU
+ * partials reach MPI, once per context. cfg.timeout, cfg.staging and the device are each rank's own, but what
+ * follows from them must be alike on every rank, so it is decided from all of them in one MPI_Allreduce:
+ *  - a rank under a timeout: every rank prepares the watchdog's pings (collective) and answers them;
+ *  - a rank on device buffers (forced, or measured below): every rank's collectives stay blocking (Open MPI's
+ *    nonblocking collectives do not take device buffers, and a blocking collective does not match a nonblocking
+ *    one); with no rank under a timeout they are blocking too (nothing needs to watch them);
+ *  - every rank on a GPU with staging auto, on a CUDA-aware MPI: both paths are measured (dr_combine_measure). */
 static dr_status_t choose_path(dreduce_context_t *ctx)
 {
     const dr_topology_t *t = &ctx->topo;
     dr_status_t s = DR_OK;
-    if (t->nranks > 1 && dr_watchdog_armed(ctx->wd)) s = dr_watchdog_prepare(ctx->wd, t->comm, t->node_name);
     dr_cuda_awareness_t aware;
     dr_combine_cuda_awareness(&aware);
-    if (s == DR_OK && t->nranks > 1 && ctx->cfg.staging == DR_STAGING_AUTO && aware.compile_time && aware.run_time) {
-        int mine = ctx->is_gpu, all = 0;
-        dr_watchdog_enter(ctx->wd, "setup (every rank reporting its device)");
-        const int rc = MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, t->comm);
+    const int auto_gpu = ctx->is_gpu && ctx->cfg.staging == DR_STAGING_AUTO;
+    int mine[3] = {dr_watchdog_armed(ctx->wd), ctx->is_gpu && ctx->cfg.staging == DR_STAGING_DEVICE, !auto_gpu};
+    int any[3] = {mine[0], mine[1], mine[2]};
+    if (t->nranks > 1) {
+        dr_watchdog_enter(ctx->wd, "setup (every rank reporting its timeout, staging and device)");
+        const int rc = MPI_Allreduce(mine, any, 3, MPI_INT, MPI_MAX, t->comm);
         dr_watchdog_leave(ctx->wd);
         if (rc != MPI_SUCCESS) return DR_ERR_RUNTIME;
-        if (all) s = dr_combine_measure(t, ctx->cfg.combine, ctx->cfg.allreduce, ctx->wd, ctx->path_us);
     }
-    /* Alike on every rank: a forced device path, or a measured one that chose device buffers. */
-    ctx->blocking = ctx->cfg.staging == DR_STAGING_DEVICE ||
-                    (isfinite(ctx->path_us[0]) && ctx->path_us[0] <= ctx->path_us[1]);
+    const int any_watched = any[0], any_device = any[1], all_auto_gpu = !any[2];
+    if (t->nranks > 1 && any_watched) s = dr_watchdog_prepare(ctx->wd, t->comm, t->node_name);
+    if (s == DR_OK && t->nranks > 1 && all_auto_gpu && aware.compile_time && aware.run_time)
+        s = dr_combine_measure(t, ctx->cfg.combine, ctx->cfg.allreduce, ctx->wd, ctx->path_us);
+    /* path_us are every rank's slowest, so a measured choice is the same everywhere. */
+    ctx->blocking = any_device || !any_watched || (isfinite(ctx->path_us[0]) && ctx->path_us[0] <= ctx->path_us[1]);
     if (s != DR_OK || !ctx->is_gpu) return s;
     return dr_combine_choose_path(ctx->cfg.staging, t->nranks, ctx->path_us, &ctx->path, ctx->path_text,
                                   sizeof ctx->path_text);
@@ -509,7 +517,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
     dr_combine_times_t ct;
     dr_record_t *final = NULL;
     dr_status_t s = local;
-    const int sync = !ctx->cfg.allreduce && !ctx->blocking && dr_watchdog_armed(ctx->wd) &&
+    const int sync = !ctx->cfg.allreduce && !ctx->blocking &&
                      ++ctx->calls % DR_SYNC_EVERY == 0;
     const int allreduce = ctx->cfg.allreduce || sync;
     if (s == DR_OK) s = dr_combine_set_signature(&ctx->comb, sig);
