@@ -7,7 +7,8 @@
 #   build: configure and build both (build-cuda-aware, build-system); test: ctest -L gpu in each; all: both steps.
 # Env: KIT (the kit's env script), OUTDIR (logs and summaries; default $OUT or ./gpu-verify), JOBS (build jobs
 # each, default half the cores), ARCH (CUDA architectures, default 90), CMAKE_ARGS (more cmake arguments for both,
-# e.g. -DDREDUCE_HDF5_PREFIX=...).
+# e.g. -DDREDUCE_HDF5_PREFIX=...). Where launch/h5kit's packages are in .h5kit/ (carried to the machine), both
+# builds get its parallel HDF5: it is unpacked on every call, since a carried .h5kit replaces the unpacked one.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,10p' "$0"; exit 0; fi
@@ -19,6 +20,11 @@ JOBS=${JOBS:-$(( $(nproc) / 2 > 0 ? $(nproc) / 2 : 1 ))}
 ARCH=${ARCH:-90}
 mkdir -p "$OUTDIR"
 [ -f "$KIT" ] || { echo "verify_both_mpis: no CUDA-aware kit at $KIT (copy ../shared/device/* there)" >&2; exit 2; }
+if compgen -G ".h5kit/*.deb" >/dev/null; then
+  launch/h5kit unpack >"$OUTDIR/h5kit.log" 2>&1 || { echo "launch/h5kit unpack failed:"; cat "$OUTDIR/h5kit.log"; exit 2; }
+  export LD_LIBRARY_PATH=$PWD/.h5kit/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  CMAKE_ARGS="-DDREDUCE_HDF5_PREFIX=$PWD/.h5kit/root ${CMAKE_ARGS:-}"
+fi
 
 configure_build() { # configure_build DIR [cmake args...]
   local dir=$1
