@@ -54,6 +54,11 @@ static double ping_window_s(const dr_watchdog_t *w) { return grace_s(w) / 2; }
 static _Noreturn void end_job(void)
 {
 #if defined(MPICH_VERSION)
+    /* Hydra forwards each rank's stderr through its proxy, and an abort right after the line can cut it off (seen:
+     * a timeout ending the job with no "timed out" line); give the line a moment to travel. */
+    fflush(stderr);
+    struct timespec drain = {0, 200 * 1000 * 1000};
+    nanosleep(&drain, NULL);
     MPI_Abort(MPI_COMM_WORLD, DR_ERR_RUNTIME);
 #endif
     _exit(DR_ERR_RUNTIME);

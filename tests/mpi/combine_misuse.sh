@@ -5,6 +5,9 @@
 set -uo pipefail
 mpiexec=$1 prog=$2
 shift 2
+# shellcheck source=launcher.sh
+. "$(dirname "${BASH_SOURCE[0]}")/launcher.sh"
+dr_launcher_init "$mpiexec"
 extra=("$@")
 passed=0 failed=0 skipped=0
 
@@ -13,7 +16,7 @@ check() {
   local name=$1 np=$2 regex=$3 want=${CODE:-0}
   shift 4
   local out code
-  out=$(timeout 60 "$mpiexec" --oversubscribe -np "$np" "$prog" "$@" ${extra[@]+"${extra[@]}"} 2>&1)
+  out=$(timeout 60 "$mpiexec" ${dr_flags[@]+"${dr_flags[@]}"} -np "$np" "$prog" "$@" ${extra[@]+"${extra[@]}"} 2>&1)
   code=$?
   local why=""
   if [ "$code" -eq 77 ]; then skipped=$((skipped + 1)); echo "SKIP $name"; return
