@@ -13,6 +13,20 @@
 
 #include "dreduce.h"
 
+/* Under AddressSanitizer freed memory waits in a quarantine (up to 256 MB) before reuse, so the resident set grows
+ * with any malloc/free traffic (MPI's own per-collective buffers included): the memory check means nothing there,
+ * while the calls still run under ASan's checks and LeakSanitizer's. */
+#if defined(__SANITIZE_ADDRESS__)
+#define DR_SOAK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DR_SOAK_ASAN 1
+#endif
+#endif
+#ifndef DR_SOAK_ASAN
+#define DR_SOAK_ASAN 0
+#endif
+
 enum { NSIZES = 7, MAXN = 65537 };
 static const uint64_t sizes[NSIZES] = {0, 1, 7, 1000, 4096, 65537, 33};
 static const dr_op_t ops[] = {DR_SUM, DR_MIN, DR_MAX, DR_BAND, DR_BOR, DR_BXOR};
@@ -137,7 +151,7 @@ int main(int argc, char **argv)
     const long rss_end = rss_kib();
     if (gpu) cudaMemGetInfo(&free_now, &total);
     int fails = bad != 0;
-    if (rss_end - rss_warm > 1024) {
+    if (!DR_SOAK_ASAN && rss_end - rss_warm > 1024) {
         fprintf(stderr, "FAIL rank %d: resident memory grew from %ld KiB to %ld KiB after call %ld\n", rank, rss_warm,
                 rss_end, warm);
         fails = 1;
@@ -146,8 +160,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL rank %d: free device memory moved from %zu to %zu bytes\n", rank, free_warm, free_now);
         fails = 1;
     }
-    printf("rank %d: %ld calls, %ld wrong, resident %ld KiB after %ld calls, %ld KiB at the end%s\n", rank, calls, bad,
-           rss_warm, warm, rss_end, gpu ? " (GPU: device memory checked)" : "");
+    printf("rank %d: %ld calls, %ld wrong, resident %ld KiB after %ld calls, %ld KiB at the end%s%s\n", rank, calls,
+           bad, rss_warm, warm, rss_end, gpu ? " (GPU: device memory checked)" : "",
+           DR_SOAK_ASAN ? " (AddressSanitizer: resident memory not checked)" : "");
     dreduce_destroy(ctx);
     for (int t = 0; t < DR_DTYPE_COUNT; ++t) {
         if (gpu) cudaFree(d[t]);
