@@ -32,44 +32,30 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The ceiling: 8 independent accumulators per thread over its contiguous slice, then OpenMP's reduction. */
-static double ceiling_f32(const float *p, size_t n, int threads)
-{
-    double total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    {
-        const size_t t = (size_t)omp_get_thread_num(), k = (size_t)omp_get_num_threads();
-        const size_t b = n * t / k, e = n * (t + 1) / k;
-        double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-        size_t i = b;
-        for (; i + 8 <= e; i += 8) {
-            a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3];
-            a4 += p[i + 4]; a5 += p[i + 5]; a6 += p[i + 6]; a7 += p[i + 7];
-        }
-        for (; i < e; ++i) a0 += p[i];
-        total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
+/* The ceiling: 8 independent accumulators per thread over its contiguous slice, then OpenMP's reduction. One body
+ * for both cases, In read and added into Acc. */
+#define DR_CEILING(name, In, Acc)                                                                               \
+    static Acc name(const In *p, size_t n, int threads)                                                        \
+    {                                                                                                          \
+        Acc total = 0;                                                                                         \
+        _Pragma("omp parallel num_threads(threads) reduction(+ : total)")                                      \
+        {                                                                                                      \
+            const size_t t = (size_t)omp_get_thread_num(), k = (size_t)omp_get_num_threads();                 \
+            const size_t b = n * t / k, e = n * (t + 1) / k;                                                   \
+            Acc a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;                               \
+            size_t i = b;                                                                                      \
+            for (; i + 8 <= e; i += 8) {                                                                       \
+                a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3];                                    \
+                a4 += p[i + 4]; a5 += p[i + 5]; a6 += p[i + 6]; a7 += p[i + 7];                                \
+            }                                                                                                  \
+            for (; i < e; ++i) a0 += p[i];                                                                     \
+            total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));                                        \
+        }                                                                                                      \
+        return total;                                                                                          \
     }
-    return total;
-}
-
-static int64_t ceiling_i32(const int32_t *p, size_t n, int threads)
-{
-    int64_t total = 0;
-#pragma omp parallel num_threads(threads) reduction(+ : total)
-    {
-        const size_t t = (size_t)omp_get_thread_num(), k = (size_t)omp_get_num_threads();
-        const size_t b = n * t / k, e = n * (t + 1) / k;
-        int64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;
-        size_t i = b;
-        for (; i + 8 <= e; i += 8) {
-            a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3];
-            a4 += p[i + 4]; a5 += p[i + 5]; a6 += p[i + 6]; a7 += p[i + 7];
-        }
-        for (; i < e; ++i) a0 += p[i];
-        total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));
-    }
-    return total;
-}
+DR_CEILING(ceiling_f32, float, double)
+DR_CEILING(ceiling_i32, int32_t, int64_t)
+#undef DR_CEILING
 
 typedef struct {
     double median, best;
