@@ -115,7 +115,7 @@ int main(int argc, char **argv)
             if (r >= 0) sec[r] = now_s() - t0;
         }
         const stats_t ceil_s = summarize(sec, reps, bytes);
-        dr_value_t out;
+        dr_partial_t out;
         uint64_t depth = 0;
         for (int r = -1; r < reps; ++r) {
             const double t0 = now_s();
@@ -126,8 +126,8 @@ int main(int argc, char **argv)
         const stats_t back_s = summarize(sec, reps, bytes);
         double got_f;
         int64_t got_i;
-        memcpy(&got_f, &out, sizeof got_f);
-        memcpy(&got_i, &out, sizeof got_i);
+        memcpy(&got_f, &out.value, sizeof got_f);
+        memcpy(&got_i, &out.value, sizeof got_i);
         /* The data are exact in float64 (multiples of 0.5 well below 2^53): both sums must agree exactly. */
         if (is_f ? got_f != want_f : got_i != want_i) {
             printf("FAIL %s: backend %.17g / %" PRId64 ", ceiling %.17g / %" PRId64 "\n", name, got_f, got_i,

@@ -45,8 +45,8 @@ static dr_status_t ensure(dr_chunks_t *c, size_t bytes, int host_slots, int devi
         if (device_slots && !c->d_slot[k]) DR_CHECK(dr_gpu_alloc(&c->d_slot[k], c->slot_bytes, "chunk buffers"));
     }
     if (device_slots && !c->d_partials) {
-        DR_CHECK(dr_gpu_alloc((void **)&c->d_partials, chunks * sizeof(dr_value_t), "chunk partials"));
-        DR_CUDA_CHECK(cudaMallocHost((void **)&c->h_partials, chunks * sizeof(dr_value_t)));
+        DR_CHECK(dr_gpu_alloc((void **)&c->d_partials, chunks * sizeof(dr_partial_t), "chunk partials"));
+        DR_CUDA_CHECK(cudaMallocHost((void **)&c->h_partials, chunks * sizeof(dr_partial_t)));
     }
     return DR_OK;
 }
@@ -62,14 +62,14 @@ static dr_status_t kernel_ms(dr_chunks_t *c, int k, double *sum)
 
 /* Fold the n partials waiting in d_partials into *v (in chunk order; *v holds the fold of the earlier ones). */
 static dr_status_t fold_partials(dr_gpu_t *g, dr_chunks_t *c, dr_acc_kind_t acc, dr_op_t op, uint64_t n,
-                                 int *have, dr_value_t *v)
+                                 int *have, dr_partial_t *v)
 {
     if (n == 0) return DR_OK;
-    DR_CUDA_CHECK(cudaMemcpyAsync(c->h_partials, c->d_partials, n * sizeof(dr_value_t), cudaMemcpyDeviceToHost,
+    DR_CUDA_CHECK(cudaMemcpyAsync(c->h_partials, c->d_partials, n * sizeof(dr_partial_t), cudaMemcpyDeviceToHost,
                                   g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     for (uint64_t i = 0; i < n; ++i) {
-        if (*have) dr_acc_combine(acc, op, v, &c->h_partials[i]);
+        if (*have) dr_partial_combine(acc, op, v, &c->h_partials[i]);
         else *v = c->h_partials[i];
         *have = 1;
     }
@@ -86,7 +86,7 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
     DR_CHECK(ensure(c, slot_elems * esize, use_slots, 1, DR_CHUNK_PARTIALS));
     /* v: the fold of the partials already brought back; `waiting` more sit in d_partials. The fold runs in chunk
      * order whenever d_partials is full and at the end: the same bits for the same chunking, whatever the timing. */
-    dr_value_t v;
+    dr_partial_t v;
     memset(&v, 0, sizeof v);
     int have = 0, done = 0, pending[DR_CHUNK_SLOTS] = {0}; /* pending: slot k's kernel time not yet counted */
     uint64_t waiting = 0;
@@ -125,7 +125,7 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
         if (pending[k]) DR_CHECK(kernel_ms(c, k, &st->local_ms));
     g->req.d_result = g->partial_target;
     DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v));
-    if (!have) dr_acc_identity(acc, op, &v); /* no elements on this rank */
+    if (!have) dr_partial_identity(acc, op, &v); /* no elements on this rank */
     st->depth += st->chunks > 1 ? st->chunks - 1 : 0;
     st->pass_ms[0] = st->local_ms;
     if (st->passes == 0) st->passes = 1;
@@ -135,7 +135,7 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
 }
 
 dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc,
-                                 size_t slot_elems, dr_chunk_source_fn src, void *state, dr_value_t *out,
+                                 size_t slot_elems, dr_chunk_source_fn src, void *state, dr_partial_t *out,
                                  dr_chunk_stats_t *st)
 {
     const size_t esize = dr_dtype_size(dtype);
@@ -151,8 +151,7 @@ dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype,
         }
         c->host_malloced = 1;
     }
-    memset(out, 0, sizeof *out);
-    dr_acc_identity(acc, op, out);
+    dr_partial_identity(acc, op, out);
     uint64_t depth = 0;
     for (int done = 0; !done;) {
         const void *ptr = NULL;
@@ -162,16 +161,11 @@ dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype,
         const double r1 = now_ms();
         st->read_ms += r1 - r0;
         if (elems == 0) continue;
-        dr_value_t v;
         uint64_t d = 0;
-        if (dr_cpu_reduce(dtype, op, acc, ptr, elems, nthreads, &v, &d) != 0) {
-            dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype),
-                     dr_op_name(op), dr_acc_kind_name(acc));
-            return DR_ERR_RUNTIME;
-        }
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ptr, elems, nthreads, &c->cpu_chunk, &d));
         st->local_ms += now_ms() - r1;
-        if (st->chunks == 0) *out = v;
-        else dr_acc_combine(acc, op, out, &v);
+        if (st->chunks == 0) *out = c->cpu_chunk;
+        else dr_partial_combine(acc, op, out, &c->cpu_chunk);
         if (d > depth) depth = d;
         st->chunks++;
         st->elems += elems;

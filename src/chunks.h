@@ -28,8 +28,9 @@ typedef struct {
     void *d_slot[DR_CHUNK_SLOTS];       /* device copies of the chunks */
     cudaEvent_t copied[DR_CHUNK_SLOTS], reduced[DR_CHUNK_SLOTS], kstart[DR_CHUNK_SLOTS];
     int events_made;
-    dr_value_t *d_partials, *h_partials; /* DR_CHUNK_PARTIALS chunk partials (device, pinned host) */
+    dr_partial_t *d_partials, *h_partials; /* DR_CHUNK_PARTIALS chunk partials (device, pinned host) */
     int host_malloced;                  /* CPU backend: h_slot[0] is plain malloc'ed memory */
+    dr_partial_t cpu_chunk;             /* CPU backend: the partial of the chunk just reduced */
 } dr_chunks_t;
 
 typedef struct {
@@ -51,7 +52,7 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
 
 /* The same on the CPU backend (nthreads threads); the partial goes to *out. The source reads into one host slot. */
 dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc,
-                                 size_t slot_elems, dr_chunk_source_fn src, void *state, dr_value_t *out,
+                                 size_t slot_elems, dr_chunk_source_fn src, void *state, dr_partial_t *out,
                                  dr_chunk_stats_t *st);
 
 void dr_chunks_free(dr_chunks_t *c);

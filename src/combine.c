@@ -48,7 +48,7 @@ void dr_record_init(dr_record_t *r, const dr_signature_t *sig, int rank, dr_stat
     }
     const int32_t acc = sig->v[DR_SIG_ACC_KIND], op = sig->v[DR_SIG_OP];
     if (acc >= 0 && acc < DR_ACC_KIND_COUNT && op >= 0 && op < DR_OP_COUNT)
-        dr_acc_identity((dr_acc_kind_t)acc, (dr_op_t)op, &r->value);
+        dr_partial_identity((dr_acc_kind_t)acc, (dr_op_t)op, &r->value);
     r->ranks = 1;
     r->failed = failed != DR_OK;
     r->failed_rank = failed != DR_OK ? rank : INT32_MAX;
@@ -71,7 +71,7 @@ static void record_merge(const dr_record_t *in, dr_record_t *io)
     if (same) {
         const int32_t acc = io->sig[DR_SIG_ACC_KIND].min, op = io->sig[DR_SIG_OP].min;
         if (acc >= 0 && acc < DR_ACC_KIND_COUNT && op >= 0 && op < DR_OP_COUNT)
-            dr_acc_combine((dr_acc_kind_t)acc, (dr_op_t)op, &io->value, &in->value);
+            dr_partial_combine((dr_acc_kind_t)acc, (dr_op_t)op, &io->value, &in->value);
     }
     for (int k = 0; k < DR_SIG_COUNT; ++k) {
         const dr_sig_range_t *a = &in->sig[k];
@@ -85,40 +85,52 @@ static void record_merge(const dr_record_t *in, dr_record_t *io)
     if (in->failed_status > io->failed_status) io->failed_status = in->failed_status;
 }
 
-/* The MPI op: MPI hands byte buffers of *len records, not necessarily aligned. */
+size_t dr_record_bytes(dr_acc_mode_t mode)
+{
+    return offsetof(dr_record_t, value) + (mode == DR_ACC_MODE_EXACT ? sizeof(dr_exact_t) : sizeof(dr_value_t));
+}
+
+/* The MPI op: MPI hands byte buffers of *len records of the datatype's size (dr_record_bytes), not necessarily
+ * aligned; each is merged in a whole dr_record_t (the bytes past the datatype's are never sent, nor read). */
 static void record_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
-    (void)dt;
+    int bytes = 0;
+    if (MPI_Type_size(*dt, &bytes) != MPI_SUCCESS || bytes <= 0 || (size_t)bytes > sizeof(dr_record_t)) return;
     for (int i = 0; i < *len; ++i) {
         dr_record_t a, b;
-        memcpy(&a, (char *)in + (size_t)i * sizeof a, sizeof a);
-        memcpy(&b, (char *)inout + (size_t)i * sizeof b, sizeof b);
+        memset(&a, 0, sizeof a);
+        memset(&b, 0, sizeof b);
+        memcpy(&a, (char *)in + (size_t)i * (size_t)bytes, (size_t)bytes);
+        memcpy(&b, (char *)inout + (size_t)i * (size_t)bytes, (size_t)bytes);
         record_merge(&a, &b);
-        memcpy((char *)inout + (size_t)i * sizeof b, &b, sizeof b);
+        memcpy((char *)inout + (size_t)i * (size_t)bytes, &b, (size_t)bytes);
     }
 }
 
 static pthread_once_t mpi_once = PTHREAD_ONCE_INIT;
-static MPI_Datatype record_type = MPI_DATATYPE_NULL;
+static MPI_Datatype record_type[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL}; /* one-register partials, exact */
 static MPI_Op record_mpi_op = MPI_OP_NULL;
 static int record_mpi_ok;
 
 static void make_record_mpi(void)
 {
-    /* Commutative: every op of accum.h is, to the bit (float min/max by their NaN and signed-zero rules). */
-    record_mpi_ok = MPI_Type_contiguous((int)sizeof(dr_record_t), MPI_BYTE, &record_type) == MPI_SUCCESS &&
-                    MPI_Type_commit(&record_type) == MPI_SUCCESS &&
-                    MPI_Op_create(record_op, 1, &record_mpi_op) == MPI_SUCCESS;
+    /* Commutative: every op of accum.h is, to the bit (float min/max by their NaN and signed-zero rules, exact sums
+     * because they are exact). */
+    record_mpi_ok = MPI_Op_create(record_op, 1, &record_mpi_op) == MPI_SUCCESS;
+    for (int k = 0; k < 2 && record_mpi_ok; ++k)
+        record_mpi_ok = MPI_Type_contiguous((int)dr_record_bytes(k ? DR_ACC_MODE_EXACT : DR_ACC_WIDE), MPI_BYTE,
+                                            &record_type[k]) == MPI_SUCCESS &&
+                        MPI_Type_commit(&record_type[k]) == MPI_SUCCESS;
 }
 
-dr_status_t dr_record_mpi(MPI_Datatype *type, MPI_Op *op)
+dr_status_t dr_record_mpi(dr_acc_mode_t mode, MPI_Datatype *type, MPI_Op *op)
 {
     pthread_once(&mpi_once, make_record_mpi);
     if (!record_mpi_ok) {
         dr_error("creating the MPI datatype and op of the combine's records failed");
         return DR_ERR_RUNTIME;
     }
-    *type = record_type;
+    *type = record_type[mode == DR_ACC_MODE_EXACT];
     *op = record_mpi_op;
     return DR_OK;
 }
@@ -213,12 +225,13 @@ dr_status_t dr_combine_choose_path(dr_staging_t staging, int nranks, const doubl
     return DR_OK;
 }
 
-dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_path_t path, const char *path_text,
-                             void *device_partial, int rank)
+dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_mode_t mode, dr_acc_kind_t acc, dr_op_t op, dr_path_t path,
+                             const char *path_text, void *device_partial, int rank)
 {
     memset(c, 0, sizeof *c);
     c->acc = acc;
     c->op = op;
+    c->mode = mode;
     c->size = dr_acc_kind_size(acc);
     c->device_partial = device_partial;
     c->rank = rank;
@@ -233,7 +246,9 @@ dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_
         if (c->path == DR_PATH_MAPPED) {
             DR_CUDA_CHECK(cudaHostAlloc((void **)&blk, bytes, cudaHostAllocMapped));
             c->host_block = blk;
-            DR_CUDA_CHECK(cudaHostGetDevicePointer(&c->mapped_partial, blk, 0));
+            char *device_blk = NULL;
+            DR_CUDA_CHECK(cudaHostGetDevicePointer((void **)&device_blk, blk, 0));
+            c->mapped_partial = device_blk + offsetof(dr_record_t, value);
         } else if (c->path == DR_PATH_STAGED) {
             DR_CUDA_CHECK(cudaMallocHost((void **)&blk, bytes));
             c->host_block = blk;
@@ -257,10 +272,9 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
     dr_record_t r;
     dr_record_init(&r, sig, c->rank, DR_OK);
     /* Everything but the value: the kernel (or the CPU backend) writes that in every call. */
-    const size_t off = offsetof(dr_record_t, sig);
-    if (c->path == DR_PATH_DEVICE)
-        DR_CUDA_CHECK(cudaMemcpy((char *)c->partial + off, (char *)&r + off, sizeof r - off, cudaMemcpyHostToDevice));
-    else memcpy((char *)c->partial + off, (char *)&r + off, sizeof r - off);
+    const size_t head = offsetof(dr_record_t, value);
+    if (c->path == DR_PATH_DEVICE) DR_CUDA_CHECK(cudaMemcpy(c->partial, &r, head, cudaMemcpyHostToDevice));
+    else memcpy(c->partial, &r, head);
     c->sig = *sig;
     c->have_sig = 1;
     return DR_OK;
@@ -272,12 +286,12 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
  * under a timeout); else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer
  * (a rank without a timeout of its own just waits). `blocking` is alike on every rank (dreduce.c, choose_path). kind 'r':
  * reduce to 0, 'a': allreduce, 'b': a broadcast from 0. */
-static dr_status_t level(dr_watchdog_t *wd, int blocking, const char *what, char kind, const void *in, void *out,
-                         MPI_Comm comm, double *ms)
+static dr_status_t level(dr_watchdog_t *wd, int blocking, dr_acc_mode_t acc_mode, const char *what, char kind,
+                         const void *in, void *out, MPI_Comm comm, double *ms)
 {
     MPI_Datatype type;
     MPI_Op op;
-    DR_CHECK(dr_record_mpi(&type, &op));
+    DR_CHECK(dr_record_mpi(acc_mode, &type, &op));
     const double t0 = dr_now_ms();
     dr_watchdog_enter(wd, what);
     int rc;
@@ -311,20 +325,20 @@ static dr_status_t level(dr_watchdog_t *wd, int blocking, const char *what, char
 }
 
 dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
-                              int blocking, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
-                              dr_record_t **final, dr_combine_times_t *times)
+                              int blocking, dr_acc_mode_t acc_mode, dr_record_t *partial, dr_record_t *node_result,
+                              dr_record_t *result, dr_record_t **final, dr_combine_times_t *times)
 {
     times->node_ms = times->global_ms = times->bcast_ms = NAN;
     *final = NULL;
     if (mode == DR_COMBINE_FLAT || t->nranks == 1) {
         if (t->nranks == 1) *final = partial;
         else if (allreduce) {
-            DR_CHECK(level(wd, blocking, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result, t->comm,
-                           &times->global_ms));
+            DR_CHECK(level(wd, blocking, acc_mode, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result,
+                           t->comm, &times->global_ms));
             *final = result;
         } else {
-            DR_CHECK(level(wd, blocking, "global (flat MPI_Reduce over all ranks)", 'r', partial, result, t->comm,
-                           &times->global_ms));
+            DR_CHECK(level(wd, blocking, acc_mode, "global (flat MPI_Reduce over all ranks)", 'r', partial, result,
+                           t->comm, &times->global_ms));
             if (t->rank == 0) *final = result;
         }
         return DR_OK;
@@ -333,19 +347,19 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
     dr_record_t *node_rec = partial; /* the node's record, on its leader */
     if (t->local_size > 1) {
         if (allreduce && one_node) {
-            DR_CHECK(level(wd, blocking, "node (MPI_Allreduce over the node)", 'a', partial, result, t->node_comm,
-                           &times->node_ms));
+            DR_CHECK(level(wd, blocking, acc_mode, "node (MPI_Allreduce over the node)", 'a', partial, result,
+                           t->node_comm, &times->node_ms));
             *final = result;
             return DR_OK;
         }
-        DR_CHECK(level(wd, blocking, "node (MPI_Reduce to the node leader)", 'r', partial, node_result, t->node_comm,
-                       &times->node_ms));
+        DR_CHECK(level(wd, blocking, acc_mode, "node (MPI_Reduce to the node leader)", 'r', partial, node_result,
+                       t->node_comm, &times->node_ms));
         node_rec = node_result;
     }
     if (t->local_rank == 0) {
         if (one_node) *final = node_rec;
         else {
-            DR_CHECK(level(wd, blocking,
+            DR_CHECK(level(wd, blocking, acc_mode,
                            allreduce ? "global (MPI_Allreduce over the node leaders)"
                                      : "global (MPI_Reduce over the node leaders)",
                            allreduce ? 'a' : 'r', node_rec, result, t->leaders_comm, &times->global_ms));
@@ -353,8 +367,8 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
         }
     }
     if (allreduce && !one_node && t->local_size > 1) {
-        DR_CHECK(level(wd, blocking, "bcast (the result to the node's ranks)", 'b', NULL, result, t->node_comm,
-                       &times->bcast_ms));
+        DR_CHECK(level(wd, blocking, acc_mode, "bcast (the result to the node's ranks)", 'b', NULL, result,
+                       t->node_comm, &times->bcast_ms));
         *final = result;
     }
     return DR_OK;
@@ -369,7 +383,7 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
         DR_CUDA_CHECK(cudaMemcpy(&c->partial->value, c->device_partial, c->size, cudaMemcpyDeviceToHost));
         times->stage_ms = dr_now_ms() - t0;
     }
-    return dr_combine_levels(t, mode, allreduce, wd, blocking, c->partial, c->node_result, c->result,
+    return dr_combine_levels(t, mode, allreduce, wd, blocking, c->mode, c->partial, c->node_result, c->result,
                              final, times);
 }
 
@@ -399,7 +413,8 @@ static dr_status_t time_path(const dr_topology_t *t, dr_combine_mode_t mode, int
         dr_record_t *final;
         dr_combine_times_t tm;
         const double t0 = dr_now_ms();
-        DR_CHECK(dr_combine_levels(t, mode, allreduce, wd, device, &recs[0], &recs[1], &recs[2], &final, &tm));
+        DR_CHECK(dr_combine_levels(t, mode, allreduce, wd, device, DR_ACC_WIDE, &recs[0], &recs[1], &recs[2], &final,
+                                   &tm));
         if (i >= MEASURE_WARMUP) v[i - MEASURE_WARMUP] = (dr_now_ms() - t0) * 1e3;
     }
     qsort(v, MEASURE_REPS, sizeof *v, cmp_double);

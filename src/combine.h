@@ -61,16 +61,21 @@ typedef struct {
     int32_t min, max, min_rank, max_rank;
 } dr_sig_range_t;
 
-/* The record of one rank (or of several, combined). value comes first: the kernel writes the partial at the
- * record's address. */
+/* The record of one rank (or of several, combined). The value comes last, where the kernel writes the partial, so
+ * that a context whose partials are one register wide sends only the record's head and a dr_value_t
+ * (dr_record_bytes): an exact partial (dr_exact_t, 552 bytes) travels only in contexts with the exact acc_mode. */
 typedef struct {
-    dr_value_t value;               /* the partial (identity where the rank failed) */
     dr_sig_range_t sig[DR_SIG_COUNT];
     int32_t ranks;                  /* ranks combined into this record */
     int32_t failed;                 /* how many of them failed locally in this call */
     int32_t failed_rank;            /* the lowest of those (INT32_MAX: none) */
     int32_t failed_status;          /* the worst status among them (a dr_status_t) */
+    dr_partial_t value;             /* the partial (identity where the rank failed) */
 } dr_record_t;
+
+/* The bytes of a record MPI moves: the same on every rank of a context, since acc_mode is settled at create
+ * (a record's size may not depend on the call's dtype or op, which the record itself checks). */
+size_t dr_record_bytes(dr_acc_mode_t mode);
 
 /* The record of rank `rank` for a call with signature sig; failed != DR_OK marks a rank that failed locally (its
  * value is then the identity of the signature's op, where that is known). */
@@ -79,6 +84,7 @@ void dr_record_init(dr_record_t *r, const dr_signature_t *sig, int rank, dr_stat
 typedef struct {
     dr_acc_kind_t acc;
     dr_op_t op;
+    dr_acc_mode_t mode;   /* the context's: decides the records' size on the wire */
     dr_path_t path;
     char path_text[192];  /* for the report: "device buffers (CUDA-aware MPI)", ... */
     size_t size;          /* bytes of one accumulator value */
@@ -105,13 +111,14 @@ typedef struct {
     double bcast_ms;  /* --allreduce, hierarchical, several nodes: node leader to its ranks */
 } dr_combine_times_t;
 
-/* The process's MPI datatype and op of records (made once; MPI calls only the first time). */
-dr_status_t dr_record_mpi(MPI_Datatype *type, MPI_Op *op);
+/* The process's MPI datatype of records of dr_record_bytes(mode) bytes and the op that combines them (made once
+ * per size; MPI calls only the first time). */
+dr_status_t dr_record_mpi(dr_acc_mode_t mode, MPI_Datatype *type, MPI_Op *op);
 
 /* Choose the path and set up the record buffers for (acc, op). path_choice: the path to use (from
  * dr_combine_choose_path). device_partial is the GPU's partial (STAGED), NULL for the CPU backend. */
-dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_kind_t acc, dr_op_t op, dr_path_t path, const char *path_text,
-                             void *device_partial, int rank);
+dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_mode_t mode, dr_acc_kind_t acc, dr_op_t op, dr_path_t path,
+                             const char *path_text, void *device_partial, int rank);
 
 /* The path for a GPU context: staging as asked; AUTO on a CUDA-aware MPI with several ranks measures both paths
  * (dr_combine_measure) and takes device buffers where they are at least as fast. *text says which and why. Returns
@@ -133,10 +140,10 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
  * holds this rank's final result (rank 0, every rank with allreduce; NULL elsewhere); it may be partial itself when
  * no level had two ranks. blocking: blocking collectives even under a timeout (the device-buffer path: MPI's
  * nonblocking collectives need not take device buffers); every rank of a call must pass the same (a blocking
- * collective never matches a nonblocking one). */
+ * collective never matches a nonblocking one). acc_mode: the context's (the records' size). */
 dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
-                              int blocking, dr_record_t *partial, dr_record_t *node_result, dr_record_t *result,
-                              dr_record_t **final, dr_combine_times_t *times);
+                              int blocking, dr_acc_mode_t acc_mode, dr_record_t *partial, dr_record_t *node_result,
+                              dr_record_t *result, dr_record_t **final, dr_combine_times_t *times);
 
 /* Combine the current partial (in c->partial, or c->device_partial for STAGED); *final as dr_combine_levels. */
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,

@@ -30,7 +30,7 @@ struct dreduce_context {
     int comb_ready;
     dr_record_t fail_rec[3]; /* host records for a call this rank failed locally: it still joins the combine */
     dr_chunks_t chunks;   /* host arrays and files, in chunks */
-    dr_value_t partial;   /* CPU backend: this rank's partial of the last reduction */
+    dr_partial_t partial; /* CPU backend: this rank's partial of the last reduction */
     int have_partial;
     dreduce_timings_t timings;
 };

@@ -1,5 +1,6 @@
 #include "cpu_backend.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "dreduce/accum.h"
@@ -38,7 +39,7 @@ typedef uint64_t dr_acc_U64;
 typedef float dr_acc_F32;
 typedef double dr_acc_F64;
 
-typedef void (*slice_fn)(const void *in, size_t begin, size_t end, dr_value_t *out);
+typedef void (*slice_fn)(const void *in, size_t begin, size_t end, dr_partial_t *out);
 
 /* One slice loop per table row, at memory speed: DR_CPU_LANES independent accumulators (lane j takes the slice's
  * elements begin + j, begin + j + DR_CPU_LANES, ...), so the loop is not one chain of dependent adds, multiplies or
@@ -48,7 +49,7 @@ typedef void (*slice_fn)(const void *in, size_t begin, size_t end, dr_value_t *o
 #define DR_CPU_LANES 8
 #define DR_CPU_LANES_LOG2 3
 #define X(DT, OP, op, ACC, acc)                                                                                \
-    static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, dr_value_t *out)          \
+    static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, dr_partial_t *out)        \
     {                                                                                                          \
         const dr_in_##DT *p = in;                                                                              \
         dr_value_t id;                                                                                         \
@@ -62,9 +63,28 @@ typedef void (*slice_fn)(const void *in, size_t begin, size_t end, dr_value_t *o
         for (int j = 0; i < end; ++i, ++j) a[j] = dr_##op##_##acc(a[j], (dr_acc_##ACC)DR_WIDEN_##DT(p[i]));    \
         for (int half = DR_CPU_LANES / 2; half > 0; half /= 2)                                                 \
             for (int j = 0; j < half; ++j) a[j] = dr_##op##_##acc(a[j], a[j + half]);                          \
-        memcpy(out, &a[0], sizeof a[0]);                                                                       \
+        memset(out, 0, sizeof out->value);                                                                     \
+        memcpy(&out->value, &a[0], sizeof a[0]);                                                               \
     }
 DR_REDUCTION_TABLE
+#undef X
+
+/* Exact sums: every element into one dr_exact_t (accum.h), normalized every DR_EXACT_ADDS elements and at the end.
+ * No lanes: the adds are integer adds into three words each, not a chain of roundings, and any order gives the same
+ * bits. */
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, dr_partial_t *out)        \
+    {                                                                                                          \
+        const dr_in_##DT *p = in;                                                                              \
+        dr_exact_t *a = &out->exact;                                                                           \
+        dr_exact_zero(a);                                                                                      \
+        for (size_t i = begin; i < end;) {                                                                     \
+            const size_t stop = end - i > DR_EXACT_ADDS ? i + DR_EXACT_ADDS : end;                             \
+            for (; i < stop; ++i) dr_exact_add_f64(a, (double)DR_WIDEN_##DT(p[i]));                            \
+            dr_exact_normalize(a);                                                                             \
+        }                                                                                                      \
+    }
+DR_EXACT_TABLE
 #undef X
 
 static slice_fn find_slice(dr_dtype_t want_dtype, dr_op_t want_op, dr_acc_kind_t want_acc)
@@ -72,6 +92,7 @@ static slice_fn find_slice(dr_dtype_t want_dtype, dr_op_t want_op, dr_acc_kind_t
 #define X(DT, OP, op, ACC, acc)                                                                                \
     if (want_dtype == DR_##DT && want_op == DR_##OP && want_acc == DR_ACC_##ACC) return slice_##DT##_##OP##_##ACC;
     DR_REDUCTION_TABLE
+    DR_EXACT_TABLE
 #undef X
     return NULL;
 }
@@ -80,7 +101,7 @@ typedef struct {
     slice_fn fn;
     const void *in;
     size_t n;
-    dr_value_t *partials;
+    dr_partial_t *partials;
 } reduce_job_t;
 
 static void reduce_worker(void *ctx, int i, int k)
@@ -92,24 +113,40 @@ static void reduce_worker(void *ctx, int i, int k)
 }
 
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, int nthreads,
-                  dr_value_t *out, uint64_t *depth)
+                  dr_partial_t *out, uint64_t *depth)
 {
     enum { kMaxThreads = 1024 };
-    dr_value_t partials[kMaxThreads];
     slice_fn fn = find_slice(dtype, op, acc);
     if (!fn) return -1;
     if (nthreads < 1) nthreads = 1;
     if (nthreads > kMaxThreads) nthreads = kMaxThreads;
     /* Below ~64K elements per thread, thread start-up costs more than the work. */
     if ((size_t)nthreads > n / 65536 + 1) nthreads = (int)(n / 65536 + 1);
+    /* The threads' partials: on the heap, since an exact one is 552 bytes (one thread: on the stack). */
+    dr_partial_t one, *partials = nthreads == 1 ? &one : malloc((size_t)nthreads * sizeof *partials);
+    if (!partials) return -2;
     reduce_job_t job = {fn, in, n, partials};
     dr_parallel_run(nthreads, reduce_worker, &job);
-    dr_acc_identity(acc, op, out);
-    for (int i = 0; i < nthreads; ++i) dr_acc_combine(acc, op, out, &partials[i]);
+    dr_partial_identity(acc, op, out);
+    for (int i = 0; i < nthreads; ++i) dr_partial_combine(acc, op, out, &partials[i]);
+    if (partials != &one) free(partials);
     /* Longest rounding path: a lane of the longest slice, the lanes' tree, the slices in thread order. */
     const uint64_t slice = (n + (size_t)nthreads - 1) / (size_t)nthreads;
-    *depth = (slice + DR_CPU_LANES - 1) / DR_CPU_LANES + DR_CPU_LANES_LOG2 + (uint64_t)nthreads;
+    *depth = acc == DR_ACC_EXACT ? 1
+                                 : (slice + DR_CPU_LANES - 1) / DR_CPU_LANES + DR_CPU_LANES_LOG2 + (uint64_t)nthreads;
     return 0;
+}
+
+dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
+                                  int nthreads, dr_partial_t *out, uint64_t *depth)
+{
+    const int rc = dr_cpu_reduce(dtype, op, acc, in, n, nthreads, out, depth);
+    if (rc == -1)
+        dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype), dr_op_name(op),
+                 dr_acc_kind_name(acc));
+    else if (rc != 0)
+        dr_error("cannot allocate the CPU backend's %d thread partials", nthreads);
+    return rc == 0 ? DR_OK : DR_ERR_RUNTIME;
 }
 
 typedef struct {

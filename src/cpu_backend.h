@@ -8,15 +8,21 @@
 
 #include "dreduce/datagen.h"
 #include "dreduce/types.h"
+#include "status.h"
 
 /* Fill in[0..n) with elements first..first+n-1 of g's global array, on nthreads threads. */
 void dr_cpu_generate(const dr_gen_t *g, uint64_t first, void *in, size_t n, int nthreads);
 
 /* Reduce in[0..n) (elements of dtype) with op into *out, accumulating in kind acc, on nthreads threads: each
  * thread a contiguous slice in 8 interleaved lanes folded as a tree, then the slices' results in thread order
- * (deterministic for a given nthreads). *depth gets the
- * most roundings along any path (for float error bounds). Returns 0, or -1 if (dtype, op, acc) is not a table row. */
+ * (deterministic for a given nthreads; exact sums are the same bits for any). *depth gets the most roundings along
+ * any path (for float error bounds; 1 for an exact sum, its one rounding where it is read). Returns 0; -1 if
+ * (dtype, op, acc) is not a row of a table; -2 if there was no memory for the threads' partials. */
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, int nthreads,
-                  dr_value_t *out, uint64_t *depth);
+                  dr_partial_t *out, uint64_t *depth);
+
+/* dr_cpu_reduce, saying why in one line when it fails (DR_ERR_RUNTIME). */
+dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
+                                  int nthreads, dr_partial_t *out, uint64_t *depth);
 
 #endif

@@ -140,6 +140,12 @@ static dr_status_t check_config(const dreduce_config_t *c)
     DR_BAD_ENUM(combine, "--combine", dr_combine_mode_t, DR_COMBINE_FLAT + 1)
     DR_BAD_ENUM(staging, "--staging", dr_staging_t, DR_STAGING_MAPPED + 1)
 #undef DR_BAD_ENUM
+    if (c->acc_mode == DR_ACC_MODE_EXACT && c->kernel != DR_KERNEL_MULTIPASS) {
+        dr_error("%s exact sums with the multipass kernel only, and %s is %s (the teaching levels accumulate in one "
+                 "register)",
+                 DR_NAME("cfg.acc_mode", "--acc"), DR_NAME("cfg.kernel", "--kernel"), dr_kernel_name(c->kernel));
+        s = DR_ERR_USAGE;
+    }
     if (c->block != 0 && (c->block < 32 || c->block > 1024 || (c->block & (c->block - 1)))) {
         dr_error("%s is %d: must be 0 (automatic) or a power of two in 32..1024", DR_NAME("cfg.block", "--block"),
                  c->block);
@@ -342,8 +348,8 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
     return DR_OK;
 }
 
-/* Same (dtype, op) checks on every rank, before any communication. */
-static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
+/* Same (dtype, op) checks on every rank, before any communication (acc_mode is alike on every rank). */
+static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op, dr_acc_mode_t mode)
 {
     if ((unsigned)dtype >= DR_DTYPE_COUNT) {
         dr_error("dtype %d is not a dr_dtype_t (0..%d: %s)", (int)dtype, DR_DTYPE_COUNT - 1, dr_dtype_names());
@@ -356,6 +362,13 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op)
     if (!dr_op_valid(dtype, op)) {
         dr_error("op %s is not defined for type %s (bitwise ops need an integer type)", dr_op_name(op),
                  dr_dtype_name(dtype));
+        return DR_ERR_USAGE;
+    }
+    if (!dr_acc_mode_valid(dtype, op, mode)) {
+        dr_error("op %s of %s has no exact mode (%s exact: sums exactly; min and max are exact anyway): use %s wide "
+                 "or native for products",
+                 dr_op_name(op), dr_dtype_name(dtype), DR_NAME("cfg.acc_mode", "--acc"),
+                 DR_NAME("cfg.acc_mode", "--acc"));
         return DR_ERR_USAGE;
     }
     return DR_OK;
@@ -373,9 +386,9 @@ static dr_status_t check_count(dr_dtype_t dtype, uint64_t count)
     return DR_OK;
 }
 
-/* The combine's records for (acc, op). Records have one size whatever the type, so they are allocated once per
- * context (on the path chosen at create) and a new (acc, op) only changes what the record says: no allocation, no
- * driver call. */
+/* The combine's records for (acc, op). Records have one size whatever the type (dr_record_t; MPI moves the bytes
+ * the context's acc_mode needs), so they are allocated once per context (on the path chosen at create) and a new
+ * (acc, op) only changes what the record says: no allocation, no driver call. */
 static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_op_t op)
 {
     if (ctx->comb_ready) {
@@ -386,15 +399,15 @@ static dr_status_t ensure_combine(dreduce_context_t *ctx, dr_acc_kind_t acc, dr_
         return DR_OK;
     }
     ctx->have_partial = 0;
-    DR_CHECK(dr_combine_setup(&ctx->comb, acc, op, ctx->path, ctx->path_text, ctx->is_gpu ? ctx->gpu.d_result : NULL,
-                              ctx->topo.rank));
+    DR_CHECK(dr_combine_setup(&ctx->comb, ctx->cfg.acc_mode, acc, op, ctx->path, ctx->path_text,
+                              ctx->is_gpu ? ctx->gpu.d_result : NULL, ctx->topo.rank));
     ctx->comb_ready = 1;
-    /* The kernels write the partial straight into the record MPI reads (its value comes first), except when it is
-     * copied there (STAGED). */
+    /* The kernels write the partial straight into the record MPI reads (its value), except when it is copied there
+     * (STAGED). */
     if (ctx->is_gpu && ctx->comb.path == DR_PATH_MAPPED)
-        dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.mapped_partial, ctx->comb.partial);
+        dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.mapped_partial, &ctx->comb.partial->value);
     else if (ctx->is_gpu && ctx->comb.path == DR_PATH_DEVICE)
-        dr_gpu_set_partial_target(&ctx->gpu, ctx->comb.partial, NULL);
+        dr_gpu_set_partial_target(&ctx->gpu, &ctx->comb.partial->value, NULL);
     return DR_OK;
 }
 
@@ -406,7 +419,7 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
     }
     /* Every check is folded into the one agreement, so a rank whose own arguments are bad (they may differ: counts
      * do) still meets the others there, and every rank returns the same status. */
-    dr_status_t s = check_shape(dtype, op);
+    dr_status_t s = check_shape(dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = check_count(dtype, count);
     if (s == DR_OK && ctx->is_gpu) s = dr_gpu_use(&ctx->gpu);
     if (s == DR_OK) {
@@ -471,13 +484,14 @@ static void inject_faults(dreduce_context_t *ctx)
     }
     if (dr_fault("corrupt", rank)) {
         const size_t size = ctx->comb.size;
+        /* The top byte: an exponent bit of a float, far outside any bound (an exact sum: its top word's sign). */
         if (ctx->is_gpu) {
-            dr_value_t v;
+            dr_partial_t v;
             if (dr_gpu_read_partial(&ctx->gpu, &v) != DR_OK) return;
-            v.bytes[size - 1] ^= 1; /* the top byte: an exponent bit of a float, far outside any bound */
+            ((unsigned char *)&v)[size - 1] ^= 1;
             if (dr_gpu_write_partial(&ctx->gpu, &v) != DR_OK) return;
         } else {
-            ctx->partial.bytes[size - 1] ^= 1;
+            ((unsigned char *)&ctx->partial)[size - 1] ^= 1;
             memcpy(&ctx->comb.partial->value, &ctx->partial, size);
         }
     }
@@ -529,8 +543,8 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         dr_record_t *f = ctx->fail_rec;
         dr_record_init(&f[0], sig, ctx->topo.rank, s);
         ct.stage_ms = NAN;
-        if (dr_combine_levels(&ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, &f[0], &f[1], &f[2],
-                              &final, &ct) != DR_OK)
+        if (dr_combine_levels(&ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, ctx->cfg.acc_mode,
+                              &f[0], &f[1], &f[2], &final, &ct) != DR_OK)
             return s;
         final = NULL; /* our own error stands, whatever the others sent */
     }
@@ -543,9 +557,9 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         dr_record_t rec;
         DR_CHECK(dr_combine_read_record(&ctx->comb, final, &rec));
         DR_CHECK(dr_record_check(&rec));
-        out->kind = ctx->comb.acc;
+        out->kind = dr_acc_result_kind(ctx->comb.acc);
         out->valid = 1;
-        memcpy(&out->value, &rec.value, ctx->comb.size);
+        dr_partial_result(ctx->comb.acc, &rec.value, &out->value);
     }
     tm->total_ms = dr_now_ms() - t0;
     return s;
@@ -614,11 +628,7 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
         const double l0 = dr_now_ms();
         uint64_t depth = 0;
-        if (dr_cpu_reduce(dtype, op, acc, buf, (size_t)count, ctx->threads, &ctx->partial, &depth) != 0) {
-            dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype),
-                     dr_op_name(op), dr_acc_kind_name(acc));
-            return DR_ERR_RUNTIME;
-        }
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, buf, (size_t)count, ctx->threads, &ctx->partial, &depth));
         memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
         tm->local_ms = tm->pass_ms[0] = dr_now_ms() - l0;
         tm->passes = 1;
@@ -644,7 +654,7 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
         return DR_ERR_USAGE;
     }
     /* Errors every rank sees alike: return before communicating. */
-    DR_CHECK(check_shape(dtype, op));
+    DR_CHECK(check_shape(dtype, op, ctx->cfg.acc_mode));
     reset_timings(&ctx->timings);
     ctx->have_partial = 0;
     dr_signature_t sig;
@@ -740,7 +750,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     dreduce_file_info_t fi;
     DR_CHECK(open_file(ctx, file, op, &in, &fi));
     const size_t esize = dr_dtype_size(fi.dtype);
-    dr_status_t s = check_shape(fi.dtype, op);
+    dr_status_t s = check_shape(fi.dtype, op, ctx->cfg.acc_mode);
     const dr_acc_kind_t acc = dr_acc_select(fi.dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = ensure_combine(ctx, acc, op);
     if ((s = dr_context_agree(ctx, s, "read (every rank ready to read its share)")) != DR_OK) {
@@ -788,12 +798,14 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
         return DR_ERR_USAGE;
     }
     if (ctx->is_gpu) {
+        dr_partial_t p;
         DR_CHECK(dr_gpu_use(&ctx->gpu));
-        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &out->value));
+        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &p));
+        dr_partial_result(ctx->comb.acc, &p, &out->value);
     } else {
-        out->value = ctx->partial;
+        dr_partial_result(ctx->comb.acc, &ctx->partial, &out->value);
     }
-    out->kind = ctx->comb.acc;
+    out->kind = dr_acc_result_kind(ctx->comb.acc);
     out->valid = 1; /* only once the value is in hand */
     return DR_OK;
 }

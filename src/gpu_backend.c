@@ -33,7 +33,7 @@ dr_status_t dr_gpu_open(dr_gpu_t *g, int device)
         DR_CUDA_CHECK(cudaEventCreate(&g->events[i]));
         g->events_made = i + 1;
     }
-    DR_CHECK(dr_gpu_alloc(&g->d_result, sizeof(dr_value_t), "partial result"));
+    DR_CHECK(dr_gpu_alloc(&g->d_result, sizeof(dr_partial_t), "partial result"));
     g->partial_target = g->d_result;
     return DR_OK;
 }
@@ -143,7 +143,7 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
     return DR_OK;
 }
 
-dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_value_t *out)
+dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out)
 {
     memset(out, 0, sizeof *out);
     DR_CUDA_CHECK(cudaMemcpyAsync(out, g->partial_target, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
@@ -151,9 +151,9 @@ dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_value_t *out)
     return DR_OK;
 }
 
-dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_value_t *v)
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v)
 {
-    DR_CUDA_CHECK(cudaMemcpyAsync(g->partial_target, v, sizeof *v, cudaMemcpyDefault, g->stream));
+    DR_CUDA_CHECK(cudaMemcpyAsync(g->partial_target, v, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     return DR_OK;
 }

@@ -19,7 +19,7 @@ typedef struct {
     cudaStream_t copy_stream; /* host-to-device copies (gpu_chunks.c), overlapping the kernels */
     void *d_work;             /* kernel workspace, work_cap bytes, zero-filled (launch.h's contract) */
     size_t work_cap;
-    void *d_result;           /* the rank's partial: one accumulator value in device memory */
+    void *d_result;           /* the rank's partial: one accumulator value (a dr_partial_t) in device memory */
     void *partial_target;     /* where the kernels write the partial: d_result, or mapped host memory */
     void *partial_host;       /* the host address of a mapped partial_target (NULL for d_result) */
     dr_gpu_reduce_t req;      /* the current shape and input */
@@ -56,10 +56,10 @@ void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr);
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
 
 /* Copy the partial (from the partial target) to the host. */
-dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_value_t *out);
+dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out);
 
 /* Store v as the partial (at the partial target), for partials folded on the host (chunked inputs). */
-dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_value_t *v);
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v);
 
 /* cudaMalloc with a one-line error naming the bytes and what they were for. */
 dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what);

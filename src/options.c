@@ -25,7 +25,9 @@ static const char usage_text[] =
     "                       (default float32)\n"
     "      --op OP          sum min max prod band bor bxor (default sum; band/bor/bxor: integer types)\n"
     "      --acc MODE       wide (default): float sums/products accumulate in float64;\n"
-    "                       native: in the input type (float32 for the 16-bit types)\n"
+    "                       native: in the input type (float32 for the 16-bit types);\n"
+    "                       exact: float sums without rounding, the exact sum rounded once to float64 (the same\n"
+    "                       bits for any ranks, GPUs, threads or chunks; sums only: not with --op prod)\n"
     "      --data D         random (default) | iota | ones | const:V\n"
     "      --seed S         seed of the random data (default 1)\n"
     "      --input PATH     reduce the array in PATH instead: NumPy .npy (its header gives the type and count;\n"
@@ -343,7 +345,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         return 0;
     case OPT_ACC:
         if (dr_acc_mode_parse(v, &o->acc_mode) != 0)
-            return fail(err, errlen, "invalid --acc '%s': allowed: wide, native", v);
+            return fail(err, errlen, "invalid --acc '%s': allowed: wide, native, exact", v);
         return 0;
     case OPT_DATA:
         if (strcmp(v, "random") == 0) o->gen.pattern = DR_DATA_RANDOM;
@@ -547,6 +549,16 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
     if (!dr_op_valid(o->dtype, o->op) && !(o->input[0] && !o->type_given)) {
         fail(err, errlen, "--op %s is not defined for --type %s (band, bor, bxor take the integer types)",
              dr_op_name(o->op), dr_dtype_name(o->dtype));
+        return DR_PARSE_ERROR;
+    }
+    if (!dr_acc_mode_valid(o->dtype, o->op, o->acc_mode) && !(o->input[0] && !o->type_given)) {
+        fail(err, errlen, "--acc exact cannot be used with --op %s of --type %s (exact: sums; min and max are exact "
+             "anyway): use --acc wide or native", dr_op_name(o->op), dr_dtype_name(o->dtype));
+        return DR_PARSE_ERROR;
+    }
+    if (o->acc_mode == DR_ACC_MODE_EXACT && o->kernel != DR_KERNEL_MULTIPASS) {
+        fail(err, errlen, "--acc exact cannot be used with --kernel %s (exact sums run on the multipass kernel; the "
+             "teaching levels accumulate in one register)", dr_kernel_name(o->kernel));
         return DR_PARSE_ERROR;
     }
     o->gen.dtype = o->dtype;

@@ -150,7 +150,112 @@ static void dd_mul(double *hi, double *lo, double xh, double xl)
 
 static int is_float_sum_or_prod(const dr_reference_t *r)
 {
-    return dr_acc_kind_is_float(r->acc) && (r->op == DR_SUM || r->op == DR_PROD);
+    return dr_acc_kind_is_float(r->acc) && r->acc != DR_ACC_EXACT && (r->op == DR_SUM || r->op == DR_PROD);
+}
+
+/* ---- The independent exact sum ---- */
+
+void dr_ref_exact_init(dr_ref_exact_t *r) { memset(r, 0, sizeof *r); }
+
+/* r->limb += v << bit (v < 2^64), or -= when negative, every carry or borrow propagated to the top limb. */
+static void limbs_add_shifted(uint64_t *limb, uint64_t v, unsigned bit, int negative)
+{
+    unsigned k = bit / 64, s = bit % 64;
+    uint64_t part[2] = {v << s, s ? v >> (64 - s) : 0};
+    unsigned carry = 0;
+    for (unsigned i = k; i < DR_REF_EXACT_LIMBS; ++i) {
+        const uint64_t add = i - k < 2 ? part[i - k] : 0;
+        if (i - k >= 2 && carry == 0) break;
+        const uint64_t old = limb[i];
+        if (!negative) {
+            const uint64_t t = old + add;
+            const unsigned c1 = t < old;
+            limb[i] = t + carry;
+            carry = c1 | (limb[i] < t);
+        } else {
+            const uint64_t t = old - add;
+            const unsigned b1 = old < add;
+            limb[i] = t - carry;
+            carry = b1 | (t < (uint64_t)carry);
+        }
+    }
+}
+
+void dr_ref_exact_add(dr_ref_exact_t *r, double x)
+{
+    ++r->terms;
+    if (isnan(x)) { ++r->nan; return; }
+    if (isinf(x)) { if (x > 0) ++r->pos_inf; else ++r->neg_inf; return; }
+    if (x == 0) { if (signbit(x)) ++r->neg_zeros; return; }
+    int e = 0;
+    const double m = frexp(fabs(x), &e); /* |x| = m 2^e, m in [0.5, 1) */
+    /* |x| = M 2^(e - 53) with M = m 2^53 an integer (below 2^53); in units of 2^-1074 that is M << (e - 53 + 1074),
+     * and for a subnormal x, whose lowest bit is 2^-1074, the shift is never negative. */
+    const int shift = e - 53 + 1074;
+    uint64_t big = (uint64_t)ldexp(m, 53);
+    unsigned bit = 0;
+    if (shift >= 0) bit = (unsigned)shift;
+    else big >>= -shift; /* exact: a subnormal's bits below 2^-1074 are zero */
+    limbs_add_shifted(r->limb, big, bit, x < 0);
+}
+
+void dr_ref_exact_merge(dr_ref_exact_t *into, const dr_ref_exact_t *from)
+{
+    unsigned carry = 0;
+    for (int i = 0; i < DR_REF_EXACT_LIMBS; ++i) {
+        const uint64_t t = into->limb[i] + from->limb[i];
+        const unsigned c1 = t < into->limb[i];
+        into->limb[i] = t + carry;
+        carry = c1 | (into->limb[i] < t);
+    }
+    into->nan += from->nan;
+    into->pos_inf += from->pos_inf;
+    into->neg_inf += from->neg_inf;
+    into->terms += from->terms;
+    into->neg_zeros += from->neg_zeros;
+}
+
+double dr_ref_exact_value(const dr_ref_exact_t *r)
+{
+    const uint64_t canonical_nan = 0x7fffffffffffffffull;
+    double nan_value;
+    memcpy(&nan_value, &canonical_nan, sizeof nan_value);
+    if (r->nan || (r->pos_inf && r->neg_inf)) return nan_value;
+    if (r->pos_inf) return INFINITY;
+    if (r->neg_inf) return -INFINITY;
+    uint64_t mag[DR_REF_EXACT_LIMBS];
+    const int negative = (r->limb[DR_REF_EXACT_LIMBS - 1] >> 63) != 0;
+    unsigned borrow = 1; /* the magnitude: two's complement negation, ~x + 1 */
+    for (int i = 0; i < DR_REF_EXACT_LIMBS; ++i) {
+        mag[i] = negative ? ~r->limb[i] + borrow : r->limb[i];
+        if (negative) borrow = borrow && mag[i] == 0;
+    }
+    int top = DR_REF_EXACT_LIMBS - 1;
+    while (top >= 0 && mag[top] == 0) --top;
+    if (top < 0) return r->terms && r->neg_zeros == r->terms ? -0.0 : 0.0;
+    /* The highest 64 bits, with every bit below them ORed into the lowest (sticky: 64 bits leave 11 below the
+     * rounding point, so it decides ties and nothing else); the conversion to double rounds to nearest even, and
+     * ldexp scales exactly (the result is normal here, or the value was below 2^64 units and exact), or
+     * overflows to infinity. */
+    int lz = 0;
+    while (!((mag[top] << lz) >> 63)) ++lz;
+    const int len = 64 * top + 64 - lz; /* bit length */
+    uint64_t window;
+    int low; /* the window's lowest bit position */
+    if (len <= 64) {
+        window = mag[0];
+        low = 0;
+    } else {
+        low = len - 64;
+        const int k = low / 64, s = low % 64;
+        window = mag[k] >> s;
+        if (s) window |= mag[k + 1] << (64 - s);
+        int sticky = s && (mag[k] << (64 - s)) != 0;
+        for (int i = 0; i < k && !sticky; ++i) sticky = mag[i] != 0;
+        window |= (uint64_t)sticky;
+    }
+    const double v = ldexp((double)window, low - 1074);
+    return negative ? -v : v;
 }
 
 void dr_reference_init(dr_reference_t *r, dr_acc_kind_t acc, dr_op_t op)
@@ -158,7 +263,8 @@ void dr_reference_init(dr_reference_t *r, dr_acc_kind_t acc, dr_op_t op)
     memset(r, 0, sizeof *r);
     r->acc = acc;
     r->op = op;
-    dr_acc_identity(acc, op, &r->exact);
+    dr_ref_exact_init(&r->exact_sum);
+    if (acc != DR_ACC_EXACT) dr_acc_identity(acc, op, &r->exact);
     r->hi = op == DR_PROD ? 1.0 : 0.0;
 }
 
@@ -177,6 +283,10 @@ static ref_job_t ref_job;
 static void accumulate(const ref_source_t *src, dr_acc_kind_t acc, uint64_t b, uint64_t e, dr_reference_t *r)
 {
     r->count += e - b;
+    if (acc == DR_ACC_EXACT) {
+        for (uint64_t j = b; j < e; ++j) dr_ref_exact_add(&r->exact_sum, element_double(src, j));
+        return;
+    }
     if (!is_float_sum_or_prod(r)) {
         dr_value_t v;
         for (uint64_t j = b; j < e; ++j) {
@@ -225,6 +335,10 @@ static void run_job(int nthreads, dr_reference_t *into)
 void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from)
 {
     into->count += from->count;
+    if (into->acc == DR_ACC_EXACT) {
+        dr_ref_exact_merge(&into->exact_sum, &from->exact_sum);
+        return;
+    }
     if (!is_float_sum_or_prod(into)) {
         dr_acc_combine(into->acc, into->op, &into->exact, &from->exact);
         return;
@@ -272,7 +386,8 @@ int dr_value_format(dr_acc_kind_t acc, const dr_value_t *v, char *buf, size_t le
     case DR_ACC_I64: return snprintf(buf, len, "%" PRId64, v->i64);
     case DR_ACC_U64: return snprintf(buf, len, "%" PRIu64, v->u64);
     case DR_ACC_F32:
-    case DR_ACC_F64: {
+    case DR_ACC_F64:
+    case DR_ACC_EXACT: { /* an exact sum's result is its float64 rounding */
         double d = acc == DR_ACC_F32 ? (double)v->f32 : v->f64;
         if (isnan(d)) return snprintf(buf, len, "nan");
         if (isinf(d)) return snprintf(buf, len, d > 0 ? "inf" : "-inf");
@@ -305,6 +420,19 @@ void dr_reference_check(const dr_reference_t *ref, const dr_value_t *result, uin
     char got[64], want[64];
     memset(out, 0, sizeof *out);
     dr_value_format(ref->acc, result, got, sizeof got);
+    if (ref->acc == DR_ACC_EXACT) {
+        const double want_d = dr_ref_exact_value(&ref->exact_sum);
+        out->exact = 1;
+        out->expected = want_d;
+        out->pass = memcmp(&result->f64, &want_d, sizeof want_d) == 0;
+        dr_value_t w;
+        memset(&w, 0, sizeof w);
+        w.f64 = want_d;
+        dr_value_format(DR_ACC_F64, &w, want, sizeof want);
+        snprintf(out->detail, sizeof out->detail, "exact sum, rounded once: got %s, expected %s, bit for bit%s", got,
+                 want, out->pass ? "" : " FAILED");
+        return;
+    }
     if (!is_float_sum_or_prod(ref)) {
         const size_t size = dr_acc_kind_size(ref->acc);
         const double rd = value_as_double(ref->acc, result), ed = value_as_double(ref->acc, &ref->exact);

@@ -4,6 +4,8 @@
  *
  * The check (dr_reference_check) and its bound:
  *   integers, min, max, bitwise: the result must equal the reference bit for bit (NaN matches any NaN);
+ *   exact float sums (acc EXACT): the float64 result must equal the reference's own exact sum, rounded, bit for
+ *               bit (bound 0);
  *   float sum:  |result - ref| <= gamma(d) * sum|x| + u * |ref|,   gamma(d) = d*u / (1 - d*u),
  *               u the accumulator's unit roundoff, d the most roundings along any path of the reduction tree
  *               (reported by the backend plus the combine); the classic bound for recursive summation over a tree;
@@ -20,6 +22,23 @@
 #include "dreduce/datagen.h"
 #include "dreduce/types.h"
 
+/* An exact sum of float64 values, kept apart from accum.h's dr_exact_t so that it checks it: another
+ * representation (a two's-complement integer of 64-bit limbs, unit 2^-1074, every carry propagated at once) and
+ * another rounding (the C library's uint64-to-double conversion of the top bits, with a sticky bit). */
+#define DR_REF_EXACT_LIMBS 35 /* 2240 bits: 2^64 terms below 2^1024, in units of 2^-1074, and a sign */
+typedef struct {
+    uint64_t limb[DR_REF_EXACT_LIMBS];
+    uint64_t nan, pos_inf, neg_inf; /* terms that are not finite */
+    uint64_t terms, neg_zeros;      /* every term, and the -0.0 ones */
+} dr_ref_exact_t;
+
+void dr_ref_exact_init(dr_ref_exact_t *r);
+void dr_ref_exact_add(dr_ref_exact_t *r, double x);
+void dr_ref_exact_merge(dr_ref_exact_t *into, const dr_ref_exact_t *from);
+/* The sum rounded to nearest float64, ties to even, with IEEE's rules for NaN, infinities and the sign of zero (a
+ * NaN is the canonical one, 0x7fffffffffffffff). */
+double dr_ref_exact_value(const dr_ref_exact_t *r);
+
 typedef struct {
     dr_acc_kind_t acc;
     dr_op_t op;
@@ -28,6 +47,7 @@ typedef struct {
     double hi, lo;      /* float sum/prod: the expected value as a double-double (finite elements only) */
     double abs_sum;     /* float sum: sum of |x| over finite elements */
     uint64_t nan, pos_inf, neg_inf, zero, negative; /* float sum/prod: special elements seen */
+    dr_ref_exact_t exact_sum; /* acc EXACT: the exact sum */
 } dr_reference_t;
 
 /* The reference over elements first..first+n-1 of g's array, reducing into accumulator kind acc. */

@@ -121,8 +121,9 @@ static void write_table(const dr_report_t *r, FILE *f)
     const dr_options_t *o = r->opt;
     char result[64];
     dr_value_format(r->acc, &r->result, result, sizeof result);
-    fprintf(f, "dreduce %s: %s of %s accumulating in %s, n = %" PRIu64 " (%s scaling), %d rank%s on %d node%s%s\n",
-            DR_VERSION, dr_op_name(o->op), dr_dtype_name(o->dtype), dr_acc_kind_name(r->acc), r->n_total,
+    fprintf(f, "dreduce %s: %s of %s accumulating %s%s, n = %" PRIu64 " (%s scaling), %d rank%s on %d node%s%s\n",
+            DR_VERSION, dr_op_name(o->op), dr_dtype_name(o->dtype), r->acc == DR_ACC_EXACT ? "" : "in ",
+            r->acc == DR_ACC_EXACT ? "exactly (rounded once to float64)" : dr_acc_kind_name(r->acc), r->n_total,
             o->scaling == DR_SCALING_WEAK ? "weak" : "strong", r->nranks, r->nranks == 1 ? "" : "s", r->nnodes,
             r->nnodes == 1 ? "" : "s", r->emulated ? " (emulated)" : "");
     int gpus = 0;
@@ -162,7 +163,7 @@ static void write_table(const dr_report_t *r, FILE *f)
                     s.slowest_rank, r->ranks[s.slowest_rank].node_name, s.max, s.median);
         }
     }
-    fprintf(f, "\nresult: %s (%s)\n", result, dr_acc_kind_name(r->acc));
+    fprintf(f, "\nresult: %s (%s)\n", result, dr_acc_kind_name(dr_acc_result_kind(r->acc)));
     if (o->verify) fprintf(f, "verification: %s: %s\n", r->check.pass ? "passed" : "FAILED", r->check.detail);
     else fprintf(f, "verification: off\n");
     if (!r->deterministic) fprintf(f, "determinism: FAILED: repetitions gave different results\n");
@@ -279,7 +280,7 @@ static void write_json(const dr_report_t *r, FILE *f)
     json_string(f, r->mpi_library);
     fprintf(f, ",\n  \"result\": {\"value\": ");
     json_string(f, result);
-    fprintf(f, ", \"type\": \"%s\"},\n", dr_acc_kind_name(r->acc));
+    fprintf(f, ", \"type\": \"%s\"},\n", dr_acc_kind_name(dr_acc_result_kind(r->acc)));
     fprintf(f, "  \"verification\": {\"enabled\": %s", o->verify ? "true" : "false");
     if (o->verify) {
         fprintf(f, ", \"pass\": %s, \"exact\": %s, \"expected\": ", r->check.pass ? "true" : "false",

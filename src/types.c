@@ -19,7 +19,8 @@ static const char *const op_table[DR_OP_COUNT] = {
     [DR_BAND] = "band", [DR_BOR] = "bor", [DR_BXOR] = "bxor",
 };
 
-static const char *const acc_mode_table[DR_ACC_MODE_COUNT] = {[DR_ACC_WIDE] = "wide", [DR_ACC_NATIVE] = "native"};
+static const char *const acc_mode_table[DR_ACC_MODE_COUNT] = {
+    [DR_ACC_WIDE] = "wide", [DR_ACC_NATIVE] = "native", [DR_ACC_MODE_EXACT] = "exact"};
 
 static const char *const kernel_table[DR_KERNEL_COUNT] = {
     [DR_KERNEL_NEIGHBORED] = "neighbored", [DR_KERNEL_INTERLEAVED] = "interleaved", [DR_KERNEL_SMEM] = "smem",
@@ -34,6 +35,7 @@ static const struct {
 } acc_table[DR_ACC_KIND_COUNT] = {
     [DR_ACC_I32] = {"int32", 4, 0},   [DR_ACC_U32] = {"uint32", 4, 0},   [DR_ACC_I64] = {"int64", 8, 0},
     [DR_ACC_U64] = {"uint64", 8, 0},  [DR_ACC_F32] = {"float32", 4, 1}, [DR_ACC_F64] = {"float64", 8, 1},
+    [DR_ACC_EXACT] = {"exact", sizeof(dr_exact_t), 1},
 };
 
 size_t dr_dtype_size(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_table[t].size : 0; }
@@ -101,8 +103,18 @@ int dr_op_valid(dr_dtype_t t, dr_op_t op)
     return !(dr_dtype_is_float(t) && (op == DR_BAND || op == DR_BOR || op == DR_BXOR));
 }
 
+int dr_acc_mode_valid(dr_dtype_t t, dr_op_t op, dr_acc_mode_t m)
+{
+    if (!dr_op_valid(t, op) || m >= DR_ACC_MODE_COUNT) return 0;
+    return !(m == DR_ACC_MODE_EXACT && op == DR_PROD && dr_dtype_is_float(t));
+}
+
+dr_acc_kind_t dr_acc_result_kind(dr_acc_kind_t k) { return k == DR_ACC_EXACT ? DR_ACC_F64 : k; }
+
 dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode)
 {
+    if (mode == DR_ACC_MODE_EXACT && op == DR_SUM && dr_dtype_is_float(t)) return DR_ACC_EXACT;
+    if (mode == DR_ACC_MODE_EXACT) mode = DR_ACC_WIDE; /* integers, min, max: exact already; products: refused */
     const int widen = op == DR_SUM || op == DR_PROD;
     switch (t) {
     case DR_INT8:

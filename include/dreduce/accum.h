@@ -7,7 +7,9 @@
  *   - float min/max propagate NaN (if either side is NaN the result is the canonical NaN, 0x7fffffff or
  *     0x7fffffffffffffff, whatever the inputs' payloads) and order -0 below +0, so the result does not depend on the
  *     order of combination, to the bit;
- *   - band/bor/bxor are defined for the integer kinds only. */
+ *   - band/bor/bxor are defined for the integer kinds only;
+ *   - float sums in the exact mode accumulate without rounding (a dr_exact_t, "Exact sums" below), rounded once to
+ *     float64 where the result is read. */
 #ifndef DREDUCE_ACCUM_H
 #define DREDUCE_ACCUM_H
 
@@ -176,6 +178,132 @@ DR_HD void dr_acc_identity(dr_acc_kind_t k, dr_op_t op, dr_value_t *v)
     }
 }
 
+/* ---- Exact sums (acc_mode DR_ACC_MODE_EXACT, accumulator kind DR_ACC_EXACT, a dr_exact_t) ----
+ *
+ * Every float16, bfloat16, float32 and float64 is an integer multiple of 2^-1074 (float64's smallest subnormal), and
+ * every finite float64 is below 2^1024: so a fixed-point integer with its unit at 2^-1074 holds any of them exactly,
+ * and 2098 bits hold the largest. 2^64 terms need 64 bits more, and a sign: 2163 bits. A dr_exact_t has 68 digits of
+ * 32 bits (2176), digit i weighing 2^(32 i - 1074), each kept in a signed 64-bit word: an add puts less than 2^32
+ * (in magnitude) into each of three words, so a word can take DR_EXACT_ADDS adds before it must be normalized
+ * (carries moved up: digits 0..66 back in [0, 2^32), the sign and what is left in word 67). The value is
+ * sum_i w[i] 2^(32 i - 1074) whether normalized or not, and normalizing is deterministic, so any order of adds and
+ * combines gives the same bits: the partial is exact, and so associative and commutative to the bit, at every level
+ * (threads, warps, blocks, chunks, ranks). It is rounded once, to nearest with ties to even, where the result is
+ * read (dr_exact_to_f64).
+ *
+ * What is not a finite number goes to flags, with IEEE's rules at the rounding: a NaN term, or +inf and -inf both,
+ * give the canonical NaN; otherwise an infinite term gives that infinity; an exact sum of 2^1024 or more (after
+ * rounding) gives an infinity. A zero sum is -0.0 only when there was a term and every term was -0.0, as IEEE's
+ * round-to-nearest addition gives; with no term at all it is +0.0 (the identity, as for the other modes). */
+#define DR_EXACT_NAN 1u           /* a NaN term */
+#define DR_EXACT_POS_INF 2u       /* a +inf term */
+#define DR_EXACT_NEG_INF 4u       /* a -inf term */
+#define DR_EXACT_TERM 8u          /* a term of any value */
+#define DR_EXACT_NOT_NEG_ZERO 16u /* a term other than -0.0 */
+#define DR_EXACT_ADDS (1u << 30)  /* adds a word takes between normalizations: 2^30 * 2^32 stays below 2^63 */
+
+DR_HD void dr_exact_zero(dr_exact_t *a) { memset(a, 0, sizeof *a); }
+
+/* The three digits x adds and the word of the lowest: x = +-(d2 2^64 + d1 2^32 + d0) 2^(32 i - 1074). In a separate
+ * function so the GPU kernels can keep words in registers and still decompose terms the same way. Returns the flags
+ * the term sets; for a NaN or an infinity the digits are zero. */
+DR_HD uint32_t dr_exact_split_f64(double x, int *word, int64_t *d0, int64_t *d1, int64_t *d2)
+{
+    const uint64_t b = dr_f64_to_bits(x);
+    uint32_t e = (uint32_t)(b >> 52) & 0x7ffu;
+    uint64_t m = b & 0xfffffffffffffull;
+    const uint32_t flags = DR_EXACT_TERM | (b != 0x8000000000000000ull ? DR_EXACT_NOT_NEG_ZERO : 0u);
+    if (e == 0x7ffu) {
+        *word = 0, *d0 = *d1 = *d2 = 0;
+        return flags | (m ? DR_EXACT_NAN : (b >> 63) ? DR_EXACT_NEG_INF : DR_EXACT_POS_INF);
+    }
+    if (e) m |= 1ull << 52; /* normal: the implicit bit; a subnormal has the exponent of e = 1 */
+    else e = 1;
+    const uint32_t p = e - 1;   /* the position of m's lowest bit, in units of 2^-1074: 0..2045 */
+    const uint32_t s = p & 31u; /* m << s is below 2^84: three digits */
+    const uint64_t lo = m << s, hi = s ? m >> (64 - s) : 0;
+    const int64_t sign = (b >> 63) ? -1 : 1;
+    *word = (int)(p >> 5); /* 0..63, so the third digit's word is at most 65 */
+    *d0 = sign * (int64_t)(lo & 0xffffffffu);
+    *d1 = sign * (int64_t)(lo >> 32);
+    *d2 = sign * (int64_t)hi;
+    return flags;
+}
+
+/* a += x. At most DR_EXACT_ADDS adds (and combines) between normalizations. */
+DR_HD void dr_exact_add_f64(dr_exact_t *a, double x)
+{
+    int i;
+    int64_t d0, d1, d2;
+    a->flags |= dr_exact_split_f64(x, &i, &d0, &d1, &d2);
+    a->w[i] += d0;
+    a->w[i + 1] += d1;
+    a->w[i + 2] += d2;
+}
+
+/* Move the carries up: words 0..66 in [0, 2^32), word 67 signed. The value does not change. */
+DR_HD void dr_exact_normalize(dr_exact_t *a)
+{
+    int64_t carry = 0;
+    for (int i = 0; i < DR_EXACT_WORDS - 1; ++i) {
+        const int64_t v = a->w[i] + carry;
+        const int64_t digit = v & 0xffffffffll;
+        a->w[i] = digit;
+        carry = (v - digit) / 4294967296ll; /* exact: floor(v / 2^32), without shifting a negative number */
+    }
+    a->w[DR_EXACT_WORDS - 1] += carry;
+}
+
+/* a += b, both normalized (as every partial is between levels); a stays normalized. */
+DR_HD void dr_exact_combine(dr_exact_t *a, const dr_exact_t *b)
+{
+    for (int i = 0; i < DR_EXACT_WORDS; ++i) a->w[i] += b->w[i];
+    a->flags |= b->flags;
+    dr_exact_normalize(a);
+}
+
+/* The exact sum rounded once to float64 (to nearest, ties to even), with the rules above for flags and zeros. */
+DR_HD double dr_exact_to_f64(const dr_exact_t *in)
+{
+    const uint32_t f = in->flags;
+    if ((f & DR_EXACT_NAN) || ((f & DR_EXACT_POS_INF) && (f & DR_EXACT_NEG_INF)))
+        return dr_bits_to_f64(0x7fffffffffffffffull);
+    if (f & DR_EXACT_POS_INF) return dr_bits_to_f64(0x7ff0000000000000ull);
+    if (f & DR_EXACT_NEG_INF) return dr_bits_to_f64(0xfff0000000000000ull);
+    dr_exact_t a = *in;
+    dr_exact_normalize(&a);
+    uint64_t sign = 0;
+    if (a.w[DR_EXACT_WORDS - 1] < 0) { /* the magnitude: negate every word, normalize again */
+        for (int i = 0; i < DR_EXACT_WORDS; ++i) a.w[i] = -a.w[i];
+        dr_exact_normalize(&a);
+        sign = 1ull << 63;
+    }
+    int top = DR_EXACT_WORDS - 1; /* every word is now a digit below 2^32 (the sum is below 2^2162) */
+    while (top >= 0 && a.w[top] == 0) --top;
+    if (top < 0) /* zero */
+        return dr_bits_to_f64((f & DR_EXACT_TERM) && !(f & DR_EXACT_NOT_NEG_ZERO) ? 1ull << 63 : 0);
+    int len = 32 * top; /* the magnitude's bit length */
+    for (uint64_t d = (uint64_t)a.w[top]; d; d >>= 1) ++len;
+    if (len <= 53) /* below 2^53 units of 2^-1074: exactly a float64, whose bits are the units themselves */
+        return dr_bits_to_f64(sign | (uint64_t)a.w[0] | (len > 32 ? (uint64_t)a.w[1] << 32 : 0));
+    /* The top 53 bits, from bit `shift` up; the round bit below them; sticky: any bit below that. */
+    const int shift = len - 53, q = shift >> 5, r = shift & 31;
+    const uint64_t t0 = (uint64_t)a.w[q], t1 = q + 1 < DR_EXACT_WORDS ? (uint64_t)a.w[q + 1] : 0,
+                   t2 = q + 2 < DR_EXACT_WORDS ? (uint64_t)a.w[q + 2] : 0;
+    uint64_t mant = (t0 >> r) | (t1 << (32 - r));
+    if (r) mant |= t2 << (64 - r);
+    mant &= (1ull << 53) - 1;
+    const int rb = shift - 1; /* the round bit's position */
+    const int round = (int)(((uint64_t)a.w[rb >> 5] >> (rb & 31)) & 1u);
+    int sticky = ((uint64_t)a.w[rb >> 5] & ((1ull << (rb & 31)) - 1)) != 0;
+    for (int i = 0; i < (rb >> 5) && !sticky; ++i) sticky = a.w[i] != 0;
+    if (round && (sticky || (mant & 1u))) ++mant;
+    /* mant in [2^52, 2^53] is the value / 2^(shift - 1074); the biased exponent is shift + 1, so the bits are
+     * (shift << 52) + mant, which also carries a mant of 2^53 into the exponent. */
+    if (shift + (mant >> 53) + 1 >= 2047) return dr_bits_to_f64(sign | 0x7ff0000000000000ull);
+    return dr_bits_to_f64(sign | (((uint64_t)shift << 52) + mant));
+}
+
 /* Generic combine by run-time kind and op: *inout = *inout (op) *in. For the host's combine of partials (MPI user
  * ops, reference, report); the inner loops call the typed functions above directly. */
 #define DR_ACC_CASE(K, F)                                                            \
@@ -207,6 +335,31 @@ DR_HD void dr_acc_combine(dr_acc_kind_t k, dr_op_t op, dr_value_t *inout, const 
     case DR_ACC_F32: DR_ACC_CASE(f32, f32) break;
     case DR_ACC_F64: DR_ACC_CASE(f64, f64) break;
     default: break;
+    }
+}
+
+/* ---- Partials of any kind (dr_partial_t): what the CPU backend's threads, chunk folding and the MPI combine hold
+ * and combine. An exact partial is always normalized between levels. ---- */
+DR_HD void dr_partial_identity(dr_acc_kind_t k, dr_op_t op, dr_partial_t *p)
+{
+    memset(p, 0, sizeof *p);
+    if (k != DR_ACC_EXACT) dr_acc_identity(k, op, &p->value);
+}
+
+DR_HD void dr_partial_combine(dr_acc_kind_t k, dr_op_t op, dr_partial_t *inout, const dr_partial_t *in)
+{
+    if (k == DR_ACC_EXACT) dr_exact_combine(&inout->exact, &in->exact);
+    else dr_acc_combine(k, op, &inout->value, &in->value);
+}
+
+/* The value a caller reads, of kind dr_acc_result_kind(k): an exact partial rounded once to float64. */
+DR_HD void dr_partial_result(dr_acc_kind_t k, const dr_partial_t *p, dr_value_t *out)
+{
+    if (k == DR_ACC_EXACT) {
+        memset(out, 0, sizeof *out);
+        out->f64 = dr_exact_to_f64(&p->exact);
+    } else {
+        *out = p->value;
     }
 }
 

@@ -35,4 +35,11 @@
     DR_TABLE_NARROW_FLOAT_ROWS(FLOAT16)                                                                        \
     DR_TABLE_NARROW_FLOAT_ROWS(BFLOAT16)
 
+/* Exact sums (acc_mode DR_ACC_MODE_EXACT): the float types' sums into a dr_exact_t (accum.h, "Exact sums"). A table of its own:
+ * the CPU backend's slices and the multipass kernel's exact path are instantiated from it; the teaching levels, whose
+ * accumulators are one register, have no exact rows. */
+#define DR_EXACT_TABLE                                                                                         \
+    X(FLOAT32, SUM, sum, EXACT, exact) X(FLOAT64, SUM, sum, EXACT, exact) X(FLOAT16, SUM, sum, EXACT, exact)  \
+    X(BFLOAT16, SUM, sum, EXACT, exact)
+
 #endif

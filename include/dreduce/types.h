@@ -44,8 +44,11 @@ typedef enum {
 } dr_kernel_t;
 
 /* How floating-point sums and products accumulate: WIDE (default) in float64, NATIVE in the input type (float32 for
- * the 16-bit types, which have too few bits to accumulate in). Integers and min/max ignore it. */
-typedef enum { DR_ACC_WIDE = 0, DR_ACC_NATIVE, DR_ACC_MODE_COUNT } dr_acc_mode_t;
+ * the 16-bit types, which have too few bits to accumulate in), MODE_EXACT ("exact"; sums only) without rounding:
+ * the exact sum in accumulator kind DR_ACC_EXACT, rounded once to float64 where the result is read, the same bits
+ * at any scale (accum.h, "Exact sums"). Integers and min/max ignore it (they are exact already); a product has no
+ * exact mode (dr_acc_mode_valid). */
+typedef enum { DR_ACC_WIDE = 0, DR_ACC_NATIVE, DR_ACC_MODE_EXACT, DR_ACC_MODE_COUNT } dr_acc_mode_t;
 
 /* The type a reduction accumulates (and reports) in. Signed sums and products wrap modulo 2^64 like the unsigned
  * ones: that keeps them exact and associative, so every grid and rank count gives the same bits. */
@@ -56,6 +59,7 @@ typedef enum {
     DR_ACC_U64,
     DR_ACC_F32,
     DR_ACC_F64,
+    DR_ACC_EXACT, /* a dr_exact_t; the result a caller reads is its float64 rounding */
     DR_ACC_KIND_COUNT
 } dr_acc_kind_t;
 
@@ -69,6 +73,23 @@ typedef union {
     double f64;
     unsigned char bytes[16];
 } dr_value_t;
+
+/* An exact sum so far (accumulator kind DR_ACC_EXACT): a fixed-point integer of DR_EXACT_WORDS 32-bit digits, digit
+ * i weighing 2^(32 i - 1074), each held in a signed 64-bit word with room for carries, and flags for what is not a
+ * finite number. include/dreduce/accum.h ("Exact sums") has its rules and the reasons for its size. */
+#define DR_EXACT_WORDS 68
+typedef struct {
+    int64_t w[DR_EXACT_WORDS];
+    uint32_t flags; /* DR_EXACT_NAN, ... (accum.h) */
+    uint32_t pad;   /* zero */
+} dr_exact_t;
+
+/* A partial result on its way between the levels of a reduction (chunks, threads, ranks): one value of any
+ * accumulator kind. The result a caller reads is a dr_value_t: an exact partial is rounded to float64 there. */
+typedef union {
+    dr_value_t value;
+    dr_exact_t exact;
+} dr_partial_t;
 
 /* Where a rank reduces: a GPU when one is visible (AUTO), a GPU or fail (GPU), the host's cores (CPU). */
 typedef enum { DR_DEVICE_AUTO = 0, DR_DEVICE_GPU, DR_DEVICE_CPU } dr_device_choice_t;
@@ -104,6 +125,11 @@ const char *dr_kernel_names(void);
 
 /* 1 if op is defined for type t (bitwise ops need an integer type), else 0. */
 int dr_op_valid(dr_dtype_t t, dr_op_t op);
+/* 1 if (t, op) can accumulate in mode m, else 0: a float product has no exact mode (an exact product of n floats
+ * needs n times their significand bits). */
+int dr_acc_mode_valid(dr_dtype_t t, dr_op_t op, dr_acc_mode_t m);
+/* The kind a caller reads a result of kind k in: float64 for EXACT (rounded once), k itself otherwise. */
+dr_acc_kind_t dr_acc_result_kind(dr_acc_kind_t k);
 /* The accumulator kind a valid (type, op, mode) reduces in. */
 dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode);
 

@@ -10,7 +10,10 @@
  * node once per repetition, flat or hier (run with --timeout 0: under a timeout the combine is an MPI_Ireduce). The last repetition must stay untouched, so verification (which checks the last result) still passes and
  * the determinism check is the only one to fail. Prototypes as in mpi.h. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdlib.h>
+
+#include "combine.h"
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
                MPI_Comm comm)
@@ -22,6 +25,6 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     PMPI_Comm_rank(comm, &rank);
     const char *flip = getenv("DREDUCE_TEST_FLIP_CALL");
     if (rc == MPI_SUCCESS && world_rank == 0 && rank == root && count > 0 && ++calls == (flip ? atol(flip) : 0))
-        ((unsigned char *)recvbuf)[0] ^= 1; /* little-endian: the lowest bit of the first element */
+        ((unsigned char *)recvbuf)[offsetof(dr_record_t, value)] ^= 1; /* little-endian: the value's lowest bit */
     return rc;
 }

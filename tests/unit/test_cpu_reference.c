@@ -24,6 +24,18 @@ static const row_t rows[] = {
 };
 enum { NROWS = sizeof rows / sizeof rows[0] };
 
+/* dr_cpu_reduce for the one-register rows of DR_REDUCTION_TABLE: the partial's value (poisoned first). Exact sums
+ * have their own test (test_exact.c). */
+static int cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, int nthreads,
+                      dr_value_t *out, uint64_t *depth)
+{
+    dr_partial_t p;
+    memset(&p, 0xa5, sizeof p);
+    const int rc = dr_cpu_reduce(dtype, op, acc, in, n, nthreads, &p, depth);
+    *out = p.value;
+    return rc;
+}
+
 /* ---- our own naive reductions (not accum.h's functions): one loop, in index order ---- */
 
 /* Integer element widened to 64 bits: sign-extended for signed types. */
@@ -213,7 +225,7 @@ static void run_case(const row_t *r, dr_pattern_t pattern, size_t n, uint64_t fi
         dr_value_t res;
         uint64_t depth = 0;
         memset(&res, 0xa5, sizeof res);
-        int rc = dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, threads[k], &res, &depth);
+        int rc = cpu_reduce(r->dtype, r->op, r->acc, buf, n, threads[k], &res, &depth);
         CHECK(rc == 0, "%s threads=%d: dr_cpu_reduce returned %d for a table row", ctx, threads[k], rc);
         fmt(r, &res, got, sizeof got);
         /* Integers and min/max: bit for bit the naive loop, whatever the threads. Float sums and products: the naive
@@ -280,7 +292,7 @@ static void test_const_closed_forms(uint64_t *rng)
             dr_cpu_generate(&g, 0, buf, n, 2);
             dr_value_t res;
             uint64_t depth;
-            dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 3, &res, &depth);
+            cpu_reduce(r->dtype, r->op, r->acc, buf, n, 3, &res, &depth);
             char a[64], b[64];
             fmt(r, &res, a, sizeof a);
             fmt(r, &want, b, sizeof b);
@@ -299,7 +311,7 @@ static void test_const_closed_forms(uint64_t *rng)
     dr_cpu_generate(&g, 0, buf, 1000, 1);
     dr_value_t res;
     uint64_t depth;
-    dr_cpu_reduce(DR_INT32, DR_SUM, DR_ACC_I64, buf, 1000, 2, &res, &depth);
+    cpu_reduce(DR_INT32, DR_SUM, DR_ACC_I64, buf, 1000, 2, &res, &depth);
     CHECK(res.i64 == 7000, "int32 const 7 sum over 1000: got %" PRId64 ", expected 7000", res.i64);
 }
 
@@ -332,7 +344,7 @@ static void test_merge(uint64_t *rng)
             dr_cpu_generate(&g, first, buf, n, 2);
             dr_value_t res;
             uint64_t depth;
-            dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 2, &res, &depth);
+            cpu_reduce(r->dtype, r->op, r->acc, buf, n, 2, &res, &depth);
             dr_check_t chk;
             dr_reference_check(&merged, &res, depth + 3, &chk);
             CHECK(chk.pass, "%s: check against the merged reference failed: %s", ctx, chk.detail);
@@ -455,7 +467,7 @@ static void test_nan_data(uint64_t *rng, void *buf)
         dr_cpu_generate(&g, 0, buf, n, 2);
         dr_value_t res;
         uint64_t depth;
-        dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 3, &res, &depth);
+        cpu_reduce(r->dtype, r->op, r->acc, buf, n, 3, &res, &depth);
         const double got = r->acc == DR_ACC_F32 ? res.f32 : res.f64;
         CHECK(isnan(got), "%s const:nan n=%zu: got %g, expected NaN", r->name, n, got);
         dr_reference_t ref;
@@ -479,7 +491,7 @@ static void test_nan_data(uint64_t *rng, void *buf)
             const size_t es = dr_dtype_size(r->dtype);
             memcpy((char *)buf + at * es, &nan_bits, es); /* little-endian: the low bytes hold the pattern */
             const int t = 1 + rep % 4;
-            dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, t, &res, &depth);
+            cpu_reduce(r->dtype, r->op, r->acc, buf, n, t, &res, &depth);
             const double x = r->acc == DR_ACC_F32 ? res.f32 : res.f64;
             CHECK(isnan(x), "%s random with a NaN planted at %zu of %zu, %d threads: got %g, expected NaN", r->name, at,
                   n, t, x);
@@ -491,7 +503,7 @@ static void test_nan_data(uint64_t *rng, void *buf)
         dr_cpu_generate(&g, 0, buf, 1000, 1);
         dr_value_t res;
         uint64_t depth;
-        dr_cpu_reduce(DR_FLOAT32, DR_SUM, DR_ACC_F64, buf, 1000, 2, &res, &depth);
+        cpu_reduce(DR_FLOAT32, DR_SUM, DR_ACC_F64, buf, 1000, 2, &res, &depth);
         dr_reference_t ref;
         dr_reference_compute(&g, DR_ACC_F64, 0, 1000, 2, &ref);
         dr_check_t chk;
@@ -513,7 +525,7 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
         dr_cpu_generate(&g, 0, buf, n, 1);
         dr_value_t res;
         uint64_t depth;
-        dr_cpu_reduce(r->dtype, r->op, r->acc, buf, n, 2, &res, &depth);
+        cpu_reduce(r->dtype, r->op, r->acc, buf, n, 2, &res, &depth);
         dr_reference_t ref;
         dr_reference_compute(&g, r->acc, 0, n, 1, &ref);
         dr_check_t chk;
@@ -551,7 +563,7 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
         dr_cpu_generate(&g, 0, buf, 100000, 2);
         dr_value_t res;
         uint64_t depth;
-        dr_cpu_reduce(DR_FLOAT64, DR_SUM, DR_ACC_F64, buf, 100000, 2, &res, &depth);
+        cpu_reduce(DR_FLOAT64, DR_SUM, DR_ACC_F64, buf, 100000, 2, &res, &depth);
         dr_reference_t ref;
         dr_reference_compute(&g, DR_ACC_F64, 0, 100000, 2, &ref);
         dr_check_t chk;
@@ -568,17 +580,25 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
     /* A table miss is refused. */
     dr_value_t v;
     uint64_t d;
-    CHECK(dr_cpu_reduce(DR_FLOAT32, DR_BAND, DR_ACC_F32, buf, 10, 1, &v, &d) == -1,
-          "dr_cpu_reduce(float32, band) should return -1");
-    CHECK(dr_cpu_reduce(DR_INT32, DR_SUM, DR_ACC_I32, buf, 10, 1, &v, &d) == -1,
-          "dr_cpu_reduce(int32, sum, I32) is not a table row and should return -1");
-    /* dr_acc_select picks only table rows. */
+    CHECK(cpu_reduce(DR_FLOAT32, DR_BAND, DR_ACC_F32, buf, 10, 1, &v, &d) == -1,
+          "cpu_reduce(float32, band) should return -1");
+    CHECK(cpu_reduce(DR_INT32, DR_SUM, DR_ACC_I32, buf, 10, 1, &v, &d) == -1,
+          "cpu_reduce(int32, sum, I32) is not a table row and should return -1");
+    CHECK(!dr_acc_mode_valid(DR_FLOAT32, DR_PROD, DR_ACC_MODE_EXACT) &&
+              dr_acc_mode_valid(DR_FLOAT32, DR_MAX, DR_ACC_MODE_EXACT) &&
+              dr_acc_mode_valid(DR_INT32, DR_PROD, DR_ACC_MODE_EXACT),
+          "dr_acc_mode_valid: an exact float product must be refused, float max and int32 prod accepted");
+    /* dr_acc_select picks only table rows (DR_REDUCTION_TABLE, or DR_EXACT_TABLE for exact sums), and a
+     * combination dr_acc_mode_valid refuses (an exact product) never reaches it. */
     for (int t = 0; t < DR_DTYPE_COUNT; ++t)
         for (int op = 0; op < DR_OP_COUNT; ++op)
             for (int m = 0; m < DR_ACC_MODE_COUNT; ++m) {
-                if (!dr_op_valid((dr_dtype_t)t, (dr_op_t)op)) continue;
+                if (!dr_acc_mode_valid((dr_dtype_t)t, (dr_op_t)op, (dr_acc_mode_t)m)) continue;
                 const dr_acc_kind_t k = dr_acc_select((dr_dtype_t)t, (dr_op_t)op, (dr_acc_mode_t)m);
                 int found = 0;
+#define X(DT, OP, op_, ACC, acc_) found |= DR_##DT == (dr_dtype_t)t && DR_##OP == (dr_op_t)op && DR_ACC_##ACC == k;
+                DR_EXACT_TABLE
+#undef X
                 for (int ri = 0; ri < NROWS; ++ri)
                     found |= rows[ri].dtype == (dr_dtype_t)t && rows[ri].op == (dr_op_t)op && rows[ri].acc == k;
                 CHECK(found, "dr_acc_select(%s, %s, %s) = %s is not a table row", dr_dtype_name((dr_dtype_t)t),
@@ -597,7 +617,7 @@ static void prod_case(const char *what, dr_dtype_t t, dr_acc_kind_t acc, dr_patt
     dr_cpu_generate(&g, first, buf, n, 2);
     dr_value_t res;
     uint64_t depth;
-    dr_cpu_reduce(t, DR_PROD, acc, buf, n, threads, &res, &depth);
+    cpu_reduce(t, DR_PROD, acc, buf, n, threads, &res, &depth);
     dr_reference_t ref;
     dr_reference_compute(&g, acc, first, n, threads, &ref);
     dr_check_t chk;
