@@ -43,7 +43,10 @@ dr_cli_test(count_fraction 2 "^dreduce: error: .*'1[.]5M'" -n 1.5M)
 dr_cli_test(bad_type 2 "^dreduce: error: .*'float128'.*int32.*bfloat16" --type float128)
 dr_cli_test(bad_op 2 "^dreduce: error: .*'mean'.*sum.*bxor" --op mean)
 dr_cli_test(bad_kernel 2 "^dreduce: error: .*'warp'.*neighbored.*multipass" -k warp)
-dr_cli_test(bad_acc 2 "^dreduce: error: .*'double'.*wide.*native" --acc double)
+dr_cli_test(bad_acc 2 "^dreduce: error: .*'double'.*wide.*native.*exact" --acc double)
+dr_cli_test(acc_exact_prod 2 "^dreduce: error: --acc exact cannot be used with --op prod of --type float64" --acc exact
+            --op prod --type float64)
+dr_cli_test(acc_exact_kernel 2 "^dreduce: error: --acc exact cannot be used with --kernel smem" --acc exact -k smem)
 dr_cli_test(bad_data 2 "^dreduce: error: .*'zeros'.*random.*const" --data zeros)
 dr_cli_test(bad_block_not_pow2 2 "^dreduce: error: .*--block '48'.*32, 64, 128, 256, 512, 1024" --block 48)
 dr_cli_test(bad_block_too_big 2 "^dreduce: error: .*--block '2048'.*1024" -b 2048)
@@ -92,6 +95,10 @@ dr_cli_test(iota_int64_sum 0 "^result: 499500 [(]int64[)]" --type int64 --data i
 dr_cli_test(iota_uint64_bxor 0 "^result: 1023 [(]uint64[)]" --type uint64 --op bxor --data iota -n 1023 --device cpu)
 dr_cli_test(ones_float16_sum 0 "^result: 1000 [(]float64[)]" --type float16 --data ones -n 1000 --device cpu)
 dr_cli_test(ones_bfloat16_native 0 "^result: 256 [(]float32[)]" --type bfloat16 --acc native --data ones -n 256 --device cpu)
+dr_cli_test(const_float32_exact 0 "^result: 1[.]0000000149011612 [(]float64[)]" --type float32 --data const:0.1 -n 10
+            --acc exact --device cpu --iters 1)
+dr_cli_test(negzero_float64_exact 0 "^result: -0 [(]float64[)]" --type float64 --data const:-0.0 -n 1001 --acc exact
+            --device cpu --iters 1)
 dr_cli_test(const_int32_min 0 "^result: -5 [(]int32[)]" --type int32 --op min --data const:-5 -n 777 --device cpu)
 dr_cli_check(misalign CODE 0 REGEX "verification: passed"
              ARGS --device cpu -n 1000 --misalign 3 --iters 2)

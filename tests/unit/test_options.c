@@ -300,6 +300,7 @@ static void test_every_option(void)
     } choices[] = {
         {"--acc", "wide", offsetof(dr_options_t, acc_mode), DR_ACC_WIDE},
         {"--acc", "native", offsetof(dr_options_t, acc_mode), DR_ACC_NATIVE},
+        {"--acc", "exact", offsetof(dr_options_t, acc_mode), DR_ACC_MODE_EXACT},
         {"--device", "auto", offsetof(dr_options_t, device), DR_DEVICE_AUTO},
         {"--device", "gpu", offsetof(dr_options_t, device), DR_DEVICE_GPU},
         {"--device", "cpu", offsetof(dr_options_t, device), DR_DEVICE_CPU},
