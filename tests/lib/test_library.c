@@ -2,7 +2,8 @@
  * the buffer in host memory (pageable; in small chunks so the chunk pipeline runs many times), in GPU memory and in
  * pinned host memory where there is a GPU; uneven shards (one rank with none); the result checked against the host
  * reference (exact for integers, the stated float bound); repeated calls give the same bits and allocate no device
- * memory; bad arguments return DR_ERR_USAGE on every rank without communicating.
+ * memory; bad arguments return DR_ERR_USAGE on every rank without communicating; a context in the exact mode gives
+ * float sums bit for bit equal to the independent exact reference.
  * Usage: test_library [--require-gpu] (exit 77 when required and there is no GPU). */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -31,7 +32,8 @@ typedef enum { MEM_PAGEABLE, MEM_DEVICE, MEM_PINNED } mem_t;
 static const char *mem_name[] = {"pageable host", "device", "pinned host"};
 
 /* One reduction of this rank's shard of a seeded random array, checked on rank 0 against the merged reference. */
-static void check_one(dreduce_context_t *ctx, dr_dtype_t t, dr_op_t op, uint64_t n_total, mem_t mem, int reps)
+static void check_one(dreduce_context_t *ctx, dr_acc_mode_t mode, dr_dtype_t t, dr_op_t op, uint64_t n_total,
+                      mem_t mem, int reps)
 {
     /* Uneven shards: rank r gets a share proportional to r (rank 0 none at all when there are several ranks). */
     const uint64_t weight_sum = nranks > 1 ? (uint64_t)nranks * (nranks - 1) / 2 : 1;
@@ -81,9 +83,12 @@ static void check_one(dreduce_context_t *ctx, dr_dtype_t t, dr_op_t op, uint64_t
     EXPECT(isnan(tm.launch_ms), "launch %.4f ms for %s memory without per-pass timing", tm.launch_ms, mem_name[mem]);
     EXPECT(tm.local_ms >= 0, "local %.4f ms", tm.local_ms);
     EXPECT(res.valid == (rank == 0), "result valid on rank %d: %d", rank, res.valid);
+    if (res.valid)
+        EXPECT(res.kind == dr_acc_result_kind(dr_acc_select(t, op, mode)), "%s %s: result kind %s",
+               dr_dtype_name(t), dr_op_name(op), dr_acc_kind_name(res.kind));
 
     dr_reference_t ref, *refs = rank == 0 ? malloc((size_t)nranks * sizeof *refs) : NULL;
-    dr_reference_compute(&g, dr_acc_select(t, op, DR_ACC_WIDE), first, count, 1, &ref);
+    dr_reference_compute(&g, dr_acc_select(t, op, mode), first, count, 1, &ref);
     uint64_t depth = tm.depth, max_depth = 0;
     MPI_Allreduce(&depth, &max_depth, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
     MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -150,8 +155,29 @@ int main(int argc, char **argv)
             if (!dr_op_valid((dr_dtype_t)t, (dr_op_t)op)) continue;
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
                 for (int m = 0; m <= (on_gpu ? MEM_PINNED : MEM_PAGEABLE); ++m)
-                    check_one(ctx, (dr_dtype_t)t, (dr_op_t)op, sizes[s], (mem_t)m, s == 2 && t == 0 ? 3 : 1);
+                    check_one(ctx, DR_ACC_WIDE, (dr_dtype_t)t, (dr_op_t)op, sizes[s], (mem_t)m,
+                              s == 2 && t == 0 ? 3 : 1);
         }
+    dreduce_destroy(ctx);
+
+    /* The exact mode: float sums exact (checked bit for bit against the independent exact reference, results in
+     * float64), the same bits on every call; min, max and integer sums as always; a float product refused on every
+     * rank without communicating. */
+    cfg.acc_mode = DR_ACC_MODE_EXACT;
+    if (dreduce_create(MPI_COMM_WORLD, &cfg, &ctx) != DR_OK) MPI_Abort(MPI_COMM_WORLD, 3);
+    const dr_dtype_t exact_types[] = {DR_FLOAT32, DR_FLOAT64, DR_FLOAT16, DR_BFLOAT16, DR_INT32};
+    for (size_t k = 0; k < sizeof exact_types / sizeof exact_types[0]; ++k)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
+            for (int m = 0; m <= (on_gpu ? MEM_PINNED : MEM_PAGEABLE); ++m) {
+                check_one(ctx, DR_ACC_MODE_EXACT, exact_types[k], DR_SUM, sizes[s], (mem_t)m, s == 2 ? 3 : 1);
+                if (s == 2) check_one(ctx, DR_ACC_MODE_EXACT, exact_types[k], DR_MAX, sizes[s], (mem_t)m, 1);
+            }
+    dreduce_result_t r;
+    float one = 1;
+    EXPECT(dreduce_reduce(ctx, &one, 1, DR_FLOAT32, DR_PROD, &r) == DR_ERR_USAGE && !r.valid,
+           "an exact float product was accepted");
+    EXPECT(dreduce_reduce(ctx, &one, 1, DR_FLOAT32, DR_SUM, &r) == DR_OK, "an exact sum after a refused call failed");
+    if (rank == 0) EXPECT(r.valid && r.value.f64 == nranks, "exact sum of ones: got %g", r.value.f64);
     dreduce_destroy(ctx);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
