@@ -221,12 +221,14 @@ DR_HD uint32_t dr_exact_split_f64(double x, int *word, int64_t *d0, int64_t *d1,
     else e = 1;
     const uint32_t p = e - 1;   /* the position of m's lowest bit, in units of 2^-1074: 0..2045 */
     const uint32_t s = p & 31u; /* m << s is below 2^84: three digits */
-    const uint64_t lo = m << s, hi = s ? m >> (64 - s) : 0;
-    const int64_t sign = (b >> 63) ? -1 : 1;
+    const uint64_t lo = m << s, hi = (m >> 1) >> (63 - s); /* (m >> 1) >> 63 is 0 when s is 0 */
+    /* The sign without a branch (random signs would mispredict one in two): neg is 0 or all ones, and
+     * (v ^ neg) - neg is v or -v. */
+    const int64_t neg = -(int64_t)(b >> 63);
     *word = (int)(p >> 5); /* 0..63, so the third digit's word is at most 65 */
-    *d0 = sign * (int64_t)(lo & 0xffffffffu);
-    *d1 = sign * (int64_t)(lo >> 32);
-    *d2 = sign * (int64_t)hi;
+    *d0 = ((int64_t)(lo & 0xffffffffu) ^ neg) - neg;
+    *d1 = ((int64_t)(lo >> 32) ^ neg) - neg;
+    *d2 = ((int64_t)hi ^ neg) - neg;
     return flags;
 }
 
