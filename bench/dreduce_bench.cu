@@ -102,7 +102,7 @@ constexpr size_t kRotateBelow = 120 * kMiB; /* inputs up to this size rotate ove
 constexpr size_t kRotateTotal = 240 * kMiB; /* ... that together hold at least this many bytes */
 constexpr int kChunk = 32;                  /* reps enqueued behind one hold kernel */
 constexpr unsigned long long kHoldTimeoutNs = 2000000000ull;
-constexpr int kSlotBytes = 16;              /* one result slot (dr_value_t is 16 bytes) */
+constexpr int kSlotBytes = 1024; /* one result slot: a dr_partial_t (an exact sum's is 552 bytes) */
 
 /* ---------------------------------------------------------------------------------------------------------- */
 /* Options */
@@ -515,28 +515,32 @@ typedef cudaError_t (*CubFn)(void *temp, size_t *temp_bytes, const void *in, voi
                              dr_acc_kind_t kind, cudaStream_t s);
 
 struct Case {
-    std::string id; /* "int32-sum", "float32-sum-native", "float16-min", ... */
+    std::string id; /* "int32-sum", "float32-sum-native", "float16-min", "float32-sum-exact", ... */
     dr_dtype_t dtype;
     dr_op_t op;
     dr_acc_mode_t mode;
     dr_acc_kind_t acc;
+    dr_acc_kind_t cub_acc; /* what CUB accumulates in: acc, but float64 for an exact row (CUB has no exact sum) */
     std::string cub_api;
     CubFn cub;
 };
 
-/* One row: a float sum or product accumulating in float32 is the --acc native row, "-native" in its id; every
- * other row is what the default mode picks. */
+/* One row: a float sum or product accumulating in float32 is the --acc native row, "-native" in its id; an exact
+ * sum is the --acc exact row, "-exact", beside CUB's float64 sum (Acc double); every other row is what the default
+ * mode picks. */
 template <class In, class Acc, dr_op_t Op> void add_case(std::vector<Case> &v, dr_dtype_t dtype, dr_acc_kind_t acc)
 {
     Case c;
     c.dtype = dtype;
     c.op = Op;
     c.acc = acc;
+    c.cub_acc = acc == DR_ACC_EXACT ? DR_ACC_F64 : acc;
     const bool native = dr_dtype_is_float(dtype) && dtype != DR_FLOAT64 && acc == DR_ACC_F32 &&
                         (Op == DR_SUM || Op == DR_PROD);
-    c.mode = native ? DR_ACC_NATIVE : DR_ACC_WIDE;
-    c.id = std::string(dr_dtype_name(dtype)) + "-" + dr_op_name(Op) + (native ? "-native" : "");
-    c.cub_api = cub_api<In, Acc, Op>(dtype, acc);
+    const bool exact = acc == DR_ACC_EXACT;
+    c.mode = native ? DR_ACC_NATIVE : exact ? DR_ACC_MODE_EXACT : DR_ACC_WIDE;
+    c.id = std::string(dr_dtype_name(dtype)) + "-" + dr_op_name(Op) + (native ? "-native" : exact ? "-exact" : "");
+    c.cub_api = cub_api<In, Acc, Op>(dtype, c.cub_acc);
     c.cub = cub_call<In, Acc, Op>;
     if (dr_acc_select(dtype, Op, c.mode) != acc) {
         fprintf(stderr, "internal error: case %s: table row and dr_acc_select disagree\n", c.id.c_str());
@@ -551,6 +555,9 @@ std::vector<Case> make_cases()
     std::vector<Case> v;
 #define X(DT, OP, op, ACC, acc) add_case<cub_in_##DT, cub_acc_##ACC, DR_##OP>(v, DR_##DT, DR_ACC_##ACC);
     DR_REDUCTION_TABLE
+#undef X
+#define X(DT, OP, op, ACC, acc) add_case<cub_in_##DT, double, DR_##OP>(v, DR_##DT, DR_ACC_##ACC);
+    DR_EXACT_TABLE
 #undef X
     return v;
 }
@@ -826,6 +833,7 @@ struct Inputs {
     int nbuf = 0;
     char *d = nullptr;
     std::vector<dr_reference_t> ref;
+    std::vector<dr_reference_t> cub_ref; /* CUB's, where it accumulates in another kind (exact rows); else empty */
 
     const void *buf(int i) const { return d + (size_t)(i % nbuf) * stride; }
 };
@@ -879,6 +887,12 @@ void make_data(Ctx &c, Inputs &in)
     const int threads = in.n < ((size_t)1 << 16) ? 1 : c.host_threads;
     for (int b = 0; b < in.nbuf; ++b)
         dr_reference_compute(&in.gen, in.acc, (uint64_t)b * in.n, in.n, threads, &in.ref[(size_t)b]);
+    in.cub_ref.clear();
+    if (in.cs->cub_acc != in.acc) {
+        in.cub_ref.resize((size_t)in.nbuf);
+        for (int b = 0; b < in.nbuf; ++b)
+            dr_reference_compute(&in.gen, in.cs->cub_acc, (uint64_t)b * in.n, in.n, threads, &in.cub_ref[(size_t)b]);
+    }
     CK(cudaStreamSynchronize(c.s));
 }
 
@@ -887,22 +901,28 @@ void free_inputs(Inputs &in)
     if (in.d) CK(cudaFree(in.d));
     in.d = nullptr;
     in.ref.clear();
+    in.cub_ref.clear();
 }
 
 /* Copies back slots 0..count-1 and checks slot i against buffer i's reference; aborts on a wrong result. Returns
- * the largest float error seen (0 for exact checks). */
-double check_slots(Ctx &c, const Inputs &in, int count, uint64_t depth, const char *what)
+ * the largest float error seen (0 for exact checks). `cub`: the slots hold CUB's results (in cs->cub_acc). An exact
+ * sum's slot holds its dr_exact_t, checked as what a caller reads: its float64 rounding. */
+double check_slots(Ctx &c, const Inputs &in, int count, uint64_t depth, const char *what, bool cub = false)
 {
+    static_assert(sizeof(dr_partial_t) <= kSlotBytes, "a result slot holds any partial");
     CK(cudaStreamSynchronize(c.s));
     CK(cudaMemcpy(c.h_slots.data(), c.d_slots, (size_t)count * kSlotBytes, cudaMemcpyDeviceToHost));
-    const size_t size = dr_acc_kind_size(in.acc);
+    const dr_acc_kind_t kind = cub ? in.cs->cub_acc : in.acc;
+    const std::vector<dr_reference_t> &refs = cub && !in.cub_ref.empty() ? in.cub_ref : in.ref;
     double max_err = 0;
     for (int i = 0; i < count; ++i) {
+        dr_partial_t p;
+        memset(&p, 0, sizeof p);
+        memcpy(&p, c.h_slots.data() + (size_t)i * kSlotBytes, dr_acc_kind_size(kind));
         dr_value_t v;
-        memset(&v, 0, sizeof v);
-        memcpy(&v, c.h_slots.data() + (size_t)i * kSlotBytes, size);
+        dr_partial_result(kind, &p, &v);
         dr_check_t chk;
-        dr_reference_check(&in.ref[(size_t)(i % in.nbuf)], &v, depth, &chk);
+        dr_reference_check(&refs[(size_t)(i % in.nbuf)], &v, depth, &chk);
         if (!chk.pass) {
             fprintf(stderr,
                     "WRONG RESULT: %s, %s %s (acc %s) n=%zu, rep %d (buffer %d), seed %" PRIu64 ": %s\n", what,
@@ -994,16 +1014,16 @@ CubResult run_cub(Ctx &c, const Inputs &in, int warmup, int reps)
 {
     CubResult res;
     ensure_slots(c, warmup + reps);
-    CK(in.cs->cub(nullptr, &res.temp_bytes, in.buf(0), slot(c, 0), in.n, in.acc, c.s)); /* size query; launches nothing */
+    CK(in.cs->cub(nullptr, &res.temp_bytes, in.buf(0), slot(c, 0), in.n, in.cs->cub_acc, c.s)); /* size query */
     Workspace temp;
     temp.ensure(std::max<size_t>(res.temp_bytes, 256), c.s);
     poison_slots(c, warmup + reps);
     std::vector<double> ms = time_reps(c, warmup, reps, [&](int i) {
         size_t tb = res.temp_bytes;
-        CK(in.cs->cub(temp.d, &tb, in.buf(i), slot(c, i), in.n, in.acc, c.s));
+        CK(in.cs->cub(temp.d, &tb, in.buf(i), slot(c, i), in.n, in.cs->cub_acc, c.s));
     });
     res.st = stats_of(ms);
-    res.max_err = check_slots(c, in, warmup + reps, (uint64_t)in.n, "CUB");
+    res.max_err = check_slots(c, in, warmup + reps, (uint64_t)in.n, "CUB", true);
     return res;
 }
 
@@ -1568,15 +1588,15 @@ int mode_small(const Options &o)
                        ours.kernels, plan.passes);
 
             size_t tb = 0;
-            CK(cs->cub(nullptr, &tb, in.buf(0), slot(c, 0), n, cs->acc, c.s));
+            CK(cs->cub(nullptr, &tb, in.buf(0), slot(c, 0), n, cs->cub_acc, c.s));
             Workspace temp;
             temp.ensure(std::max<size_t>(tb, 256), c.s);
             poison_slots(c, 1);
             const Latency cub = measure_latency(c, batch, batches, [&] {
                 size_t t = tb;
-                CK(cs->cub(temp.d, &t, in.buf(0), slot(c, 0), n, cs->acc, c.s));
+                CK(cs->cub(temp.d, &t, in.buf(0), slot(c, 0), n, cs->cub_acc, c.s));
             });
-            check_slots(c, in, 1, (uint64_t)n, "CUB (small)");
+            check_slots(c, in, 1, (uint64_t)n, "CUB (small)", true);
             free_inputs(in);
 
             const bool ok = ours.stream_us <= target_us;

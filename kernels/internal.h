@@ -16,6 +16,8 @@ DR_DECLARE_LEVEL(smem2)
 DR_DECLARE_LEVEL(unroll)
 DR_DECLARE_LEVEL(shuffle)
 DR_DECLARE_LEVEL(multipass)
+/* Not a level: multipass's exact-sum path (acc DR_ACC_EXACT, rows of DR_EXACT_TABLE), kernels/exact.cu. */
+DR_DECLARE_LEVEL(exact)
 #undef DR_DECLARE_LEVEL
 
 #endif

@@ -2,6 +2,10 @@
 #include "common.cuh"
 #include "internal.h"
 
+/* An exact sum (acc DR_ACC_EXACT, kernels/exact.cu) takes multipass's sizes too, as this function does not see the
+ * accumulator: a first guess, to be measured. Its kernel's shared memory is per warp and its 64 registers a thread
+ * allow 1024 threads an SM at every block size, so the block size should matter there mostly through the cost of
+ * each block's end (fewer, larger blocks) against the balance of the last wave. */
 extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes, int device)
 {
     if (kernel != DR_KERNEL_MULTIPASS) return 256;
@@ -17,6 +21,9 @@ extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan
 {
     memset(plan, 0, sizeof *plan);
     if (r->block < 32 || r->block > 1024 || (r->block & (r->block - 1)) != 0) return cudaErrorInvalidValue;
+    /* Exact sums: multipass only (the levels' accumulators are one register; the library refuses the others). */
+    if (r->acc == DR_ACC_EXACT)
+        return r->kernel == DR_KERNEL_MULTIPASS ? dr_gpu_exact_plan(r, plan) : cudaErrorInvalidValue;
     switch (r->kernel) {
     case DR_KERNEL_NEIGHBORED: return dr_gpu_neighbored_plan(r, plan);
     case DR_KERNEL_INTERLEAVED: return dr_gpu_interleaved_plan(r, plan);
@@ -32,6 +39,8 @@ extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan
 extern "C" cudaError_t dr_gpu_reduce(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *plan, cudaStream_t s,
                                      cudaEvent_t *pass_events)
 {
+    if (r->acc == DR_ACC_EXACT)
+        return r->kernel == DR_KERNEL_MULTIPASS ? dr_gpu_exact_run(r, plan, s, pass_events) : cudaErrorInvalidValue;
     switch (r->kernel) {
     case DR_KERNEL_NEIGHBORED: return dr_gpu_neighbored_run(r, plan, s, pass_events);
     case DR_KERNEL_INTERLEAVED: return dr_gpu_interleaved_run(r, plan, s, pass_events);

@@ -30,7 +30,8 @@ typedef struct {
     dr_kernel_t kernel;
     dr_dtype_t dtype;
     dr_op_t op;
-    dr_acc_kind_t acc;  /* dr_acc_select(dtype, op, mode) */
+    dr_acc_kind_t acc;  /* dr_acc_select(dtype, op, mode); DR_ACC_EXACT with DR_KERNEL_MULTIPASS only
+                           (kernels/exact.cu), its result one normalized dr_exact_t */
     int block;          /* threads per block: a power of two in [32, 1024] */
     int device;         /* CUDA device ordinal the buffers live on (sizes the multipass grid) */
     const void *d_in;   /* n elements, naturally aligned (any offset within that: heads are handled) */

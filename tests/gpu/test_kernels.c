@@ -2,25 +2,29 @@
  * misaligned starts, on the GPU, against the host reference (src/reference.c). Also: the input is never modified,
  * the poisoned result is always overwritten, and repeated runs give the same bits.
  *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat),
- *                               then float min/max over signed zeros, infinities and NaNs, to the bit
+ *                               then float min/max over signed zeros, infinities and NaNs, to the bit, then the
+ *                               exact sums (DR_EXACT_TABLE, multipass only): their plans, the levels' refusal,
+ *                               and data sets from normal-ish to every exponent, cancelling, zeros, infinities and
+ *                               NaNs x sizes x starts x every block size, the dr_exact_t to the byte (exact_sums())
  * "multipass-bulk" is multipass's bulk-copy path (large inputs on Hopper) forced at every size with
  * bulk_from_bytes = 1, so its boundaries are reachable with small inputs; it runs wherever multipass does.
  *   test_kernels --large        multipass past 2^32 elements (int32, n = 2^32 + 5: 17 GiB of device memory)
  *   test_kernels --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] [--kernel NAME]
  *                               the compute-sanitizer driver (tests/gpu/sanitize.sh): every level x every row (or,
- *                               with --subset, 12 rows covering every type, op and accumulator; --rest, the other
- *                               38; --shard K/N, every N-th of those from the K-th) at the sizes and starts where
- *                               each kernel changes behaviour, computed from dr_gpu_plan; each input, workspace and
- *                               result is its own allocation of exactly the size the contract names, so an access
- *                               one element past any of them is out of bounds (see boundary()); --kernel runs
- *                               one kernel (a level's name, multipass or multipass-bulk) instead of all
+ *                               with --subset, 18 rows covering every type, op and accumulator; --rest, the other
+ *                               64; --shard K/N, every N-th of those from the K-th; the exact rows last) at the
+ *                               sizes and starts where each kernel changes behaviour, computed from dr_gpu_plan;
+ *                               each input, workspace and result is its own allocation of exactly the size the
+ *                               contract names, so an access one element past any of them is out of bounds (see
+ *                               boundary()); --kernel runs one kernel (a level's name, multipass or
+ *                               multipass-bulk) instead of all
  *   test_kernels --plant short-result | unzeroed-work
  *                               one multipass reduction that breaks launch.h's contract on purpose (a result buffer
  *                               one byte short; a workspace never zeroed), to show that memcheck and initcheck
  *                               report it (sanitize.sh --expect-errors)
  *   test_kernels --determinism [--reps R]
- *                               multipass, every row, on the cluster, last-block-done, grid-stride-wrap and bulk
- *                               paths:
+ *                               multipass, every row (exact sums too), on the cluster, last-block-done,
+ *                               grid-stride-wrap and bulk paths:
  *                               R runs (default 100) of the same input, reusing the workspace as dreduce does, must
  *                               give the same bits
  * Exits 77 (skipped) when no GPU is visible. */
@@ -32,6 +36,7 @@
 #include <time.h>
 
 #include "../kernels/launch.h"
+#include "dreduce/accum.h"
 #include "dreduce/table.h"
 #include "parallel.h"
 #include "reference.h"
@@ -471,15 +476,16 @@ static const dr_kernel_t all_kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERL
 /* boundary() keeps the (kernel, block) pairs of a size in one 64-bit mask, with up to 8 block sizes. */
 _Static_assert(NKERNELS * 8 <= 64, "too many kernels for boundary()'s 64-bit (kernel, block) mask");
 
-/* Racecheck's representative subset: 16 rows that between them take every input type, every op and every
- * accumulator kind (the shared-memory code of a kernel depends on the accumulator, not on the op). */
+/* Racecheck's representative subset: 18 rows that between them take every input type, every op and every
+ * accumulator kind (the shared-memory code of a kernel depends on the accumulator, not on the op), exact sums of an
+ * 8-byte and a 2-byte type among them. */
 static const row_t subset_rows[] = {
     {DR_INT32, DR_SUM, DR_ACC_I64},     {DR_INT32, DR_BXOR, DR_ACC_I32},  {DR_UINT32, DR_MIN, DR_ACC_U32},
     {DR_UINT32, DR_PROD, DR_ACC_U64},   {DR_INT64, DR_MAX, DR_ACC_I64},   {DR_UINT64, DR_BAND, DR_ACC_U64},
     {DR_UINT64, DR_BOR, DR_ACC_U64},    {DR_FLOAT32, DR_SUM, DR_ACC_F32}, {DR_FLOAT32, DR_PROD, DR_ACC_F64},
     {DR_FLOAT64, DR_MIN, DR_ACC_F64},   {DR_FLOAT16, DR_MAX, DR_ACC_F32}, {DR_BFLOAT16, DR_SUM, DR_ACC_F64},
     {DR_INT8, DR_SUM, DR_ACC_I64},      {DR_UINT8, DR_BXOR, DR_ACC_U32},  {DR_INT16, DR_MAX, DR_ACC_I32},
-    {DR_UINT16, DR_PROD, DR_ACC_U64},
+    {DR_UINT16, DR_PROD, DR_ACC_U64},   {DR_FLOAT64, DR_SUM, DR_ACC_EXACT}, {DR_BFLOAT16, DR_SUM, DR_ACC_EXACT},
 };
 
 /* Multipass's launch shapes, counted over the cases run (kernels/multipass.cu). */
@@ -687,6 +693,427 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
     return 1;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * Exact sums: the rows of DR_EXACT_TABLE (acc EXACT), which multipass alone runs (kernels/exact.cu). The result is a
+ * whole dr_exact_t, checked to the byte against the host's own (accum.h: dr_exact_zero, dr_exact_add_f64 of each
+ * element widened to float64, dr_exact_normalize), and its rounding, dr_exact_to_f64, to the bit; where the data
+ * come from the generator, the rounding also against src/reference.c's independent exact sum. The matrix here runs
+ * data made to reach every part of the kernel: terms that stay in a thread's register window and terms that flush it
+ * every time, subnormals, values near the largest that cancel (and that do not: the sum rounds to infinity), signed
+ * zeros, infinities and NaNs; at sizes up to a few million, misaligned starts and every block size.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+static const row_t exact_rows[] = {
+#define X(DT, OP, op, ACC, acc) {DR_##DT, DR_##OP, DR_ACC_##ACC},
+    DR_EXACT_TABLE
+#undef X
+};
+#define NEXACT (sizeof exact_rows / sizeof exact_rows[0])
+
+/* Element i of h (type t) widened to float64 as the kernels widen it (16-bit floats through float32, exactly). */
+static double exact_element(dr_dtype_t t, const void *h, size_t i)
+{
+    const char *p = (const char *)h;
+    if (t == DR_FLOAT64) {
+        double d;
+        memcpy(&d, p + 8 * i, 8);
+        return d;
+    }
+    if (t == DR_FLOAT32) {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        return (double)f;
+    }
+    uint16_t b;
+    memcpy(&b, p + 2 * i, 2);
+    return (double)(t == DR_FLOAT16 ? dr_f16_to_f32(b) : dr_bf16_to_f32(b));
+}
+
+/* The host's exact sum of h[0..n), normalized. */
+static void exact_host(dr_dtype_t t, const void *h, size_t n, dr_exact_t *out)
+{
+    dr_exact_zero(out);
+    for (size_t i = 0; i < n; ++i) {
+        dr_exact_add_f64(out, exact_element(t, h, i));
+        if ((i + 1) % DR_EXACT_ADDS == 0) dr_exact_normalize(out);
+    }
+    dr_exact_normalize(out);
+}
+
+/* One case: `got` must equal `want` to the byte, and so their roundings to the bit. 1 if it does. */
+static int exact_same(const dr_exact_t *got, const dr_exact_t *want, const char *what)
+{
+    ++cases;
+    const double g = dr_exact_to_f64(got), w = dr_exact_to_f64(want);
+    if (memcmp(got, want, sizeof *got) == 0 && memcmp(&g, &w, sizeof g) == 0) return 1;
+    ++failures;
+    if (failures <= 40) {
+        int i = 0;
+        while (i < DR_EXACT_WORDS - 1 && got->w[i] == want->w[i]) ++i;
+        printf("FAIL %s: the dr_exact_t differs (word %d 0x%016" PRIx64 ", expected 0x%016" PRIx64 "; flags 0x%x, "
+               "expected 0x%x; pad 0x%x), rounded %a, expected %a\n",
+               what, i, (uint64_t)got->w[i], (uint64_t)want->w[i], got->flags, want->flags, got->pad, g, w);
+    }
+    return 0;
+}
+
+/* Buffers of exact cases: a result of exactly sizeof(dr_exact_t) bytes; a workspace, zero-filled when allocated
+ * and never again (launch.h: the kernel leaves it so), of exactly the plan's size for each case if `fresh`. */
+typedef struct {
+    void *d_work, *d_result;
+    size_t work_bytes;
+    int fresh;
+} exact_bufs_t;
+
+/* Run one exact sum `runs` times on the same workspace, each result (poisoned first) checked against `want`, and
+ * the first also against `ref` if not NULL (its rounding, bit for bit). 1 if every run passed. */
+static int exact_run(exact_bufs_t *b, const row_t *row, int block, const void *d_in, size_t n, int runs,
+                     const dr_exact_t *want, const dr_reference_t *ref, const char *what)
+{
+    dr_gpu_reduce_t r = request(DR_KERNEL_MULTIPASS, row, block, d_in, n, b->d_result);
+    dr_gpu_plan_t plan;
+    if (!plan_case(&r, &plan, what)) return 0;
+    if (plan.passes != 1 || plan.serial_depth != 1 || plan.grid[0] < 1) {
+        ++failures;
+        printf("FAIL %s: plan of %d passes, serial depth %" PRIu64 ", grid %zu (want 1 pass, depth 1)\n", what,
+               plan.passes, plan.serial_depth, plan.grid[0]);
+        return 0;
+    }
+    if (b->fresh || plan.work_bytes > b->work_bytes) {
+        if (b->d_work) CUDA_OR_DIE(cudaFree(b->d_work));
+        CUDA_OR_DIE(cudaMalloc(&b->d_work, plan.work_bytes));
+        CUDA_OR_DIE(cudaMemset(b->d_work, 0, plan.work_bytes));
+        b->work_bytes = plan.work_bytes;
+    }
+    r.d_work = b->d_work;
+    for (int i = 0; i < runs; ++i) {
+        CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_exact_t)));
+        cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e != cudaSuccess) {
+            printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
+            exit(1); /* a kernel fault leaves the context unusable */
+        }
+        dr_exact_t got;
+        CUDA_OR_DIE(cudaMemcpy(&got, b->d_result, sizeof got, cudaMemcpyDeviceToHost));
+        char run_what[224];
+        snprintf(run_what, sizeof run_what, "%s grid=%zu run %d of %d", what, plan.grid[0], i + 1, runs);
+        if (!exact_same(&got, want, run_what)) return 0;
+        if (ref && i == 0) {
+            dr_value_t v;
+            memset(&v, 0, sizeof v);
+            v.f64 = dr_exact_to_f64(&got);
+            dr_check_t c;
+            ++cases;
+            dr_reference_check(ref, &v, plan.serial_depth, &c);
+            if (!c.pass) {
+                ++failures;
+                if (failures <= 40) printf("FAIL %s: against src/reference.c: %s\n", run_what, c.detail);
+                return 0;
+            }
+        }
+    }
+    if (b->fresh) {
+        CUDA_OR_DIE(cudaFree(b->d_work));
+        b->d_work = NULL;
+        b->work_bytes = 0;
+    }
+    return 1;
+}
+
+/* The data of the matrix. */
+enum { EX_NORMAL, EX_OUTLIERS, EX_WIDE, EX_TINY, EX_HUGE, EX_NEG_ZERO, EX_ZEROS, EX_SPECIALS, EX_COUNT };
+static const char *const exact_data_names[EX_COUNT] = {
+    "normal-ish",  "normal-ish, 1 in 16 of any exponent", "any finite", "subnormal and the smallest normals",
+    "near the largest, cancelling", "all -0.0", "+0.0 and -0.0", "infinities and NaNs among any finite"};
+
+/* Element i of type t as bits: sign, biased exponent e, stored significand m (cut to its width). */
+static void exact_store(dr_dtype_t t, void *h, size_t i, int neg, uint64_t e, uint64_t m)
+{
+    const int ebits = t == DR_FLOAT64 ? 11 : t == DR_FLOAT16 ? 5 : 8;
+    const int mbits = t == DR_FLOAT64 ? 52 : t == DR_FLOAT32 ? 23 : t == DR_FLOAT16 ? 10 : 7;
+    const uint64_t b = (uint64_t)neg << (ebits + mbits) | e << mbits | (m & ((1ull << mbits) - 1));
+    char *p = (char *)h;
+    if (t == DR_FLOAT64) memcpy(p + 8 * i, &b, 8);
+    else if (t == DR_FLOAT32) {
+        const uint32_t u = (uint32_t)b;
+        memcpy(p + 4 * i, &u, 4);
+    } else {
+        const uint16_t u = (uint16_t)b;
+        memcpy(p + 2 * i, &u, 2);
+    }
+}
+
+/* Fill h[0..n) of type t with data set d; variant (random) picks among a data set's forms. */
+static void exact_fill(dr_dtype_t t, int d, uint64_t variant, void *h, size_t n, uint64_t *rng)
+{
+    const int ebits = t == DR_FLOAT64 ? 11 : t == DR_FLOAT16 ? 5 : 8;
+    const uint64_t emax = (1ull << ebits) - 1, bias = emax / 2; /* emax: infinities and NaNs */
+    const int mbits = t == DR_FLOAT64 ? 52 : t == DR_FLOAT32 ? 23 : t == DR_FLOAT16 ? 10 : 7;
+    const size_t esize = dr_dtype_size(t);
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t r = splitmix(rng), m = splitmix(rng);
+        const int neg = (int)(r >> 63);
+        const uint64_t normal = bias - 12 + r % 16; /* magnitudes 2^-12 .. 2^4 */
+        const uint64_t any = r % emax;              /* every finite exponent, 0 for subnormals */
+        switch (d) {
+        case EX_NORMAL: exact_store(t, h, i, neg, normal, m); break;
+        case EX_OUTLIERS: exact_store(t, h, i, neg, (r >> 8) % 16 == 0 ? any : normal, m); break;
+        case EX_WIDE: exact_store(t, h, i, neg, any, m); break;
+        case EX_TINY: exact_store(t, h, i, neg, r % 3, m); break;
+        case EX_HUGE: exact_store(t, h, i, neg, emax - 1 - r % 4, m); break; /* then cancelled below */
+        case EX_NEG_ZERO: exact_store(t, h, i, 1, 0, 0); break;
+        case EX_ZEROS: exact_store(t, h, i, neg, 0, 0); break;
+        default: { /* variant 0: +inf; 1: -inf; 2: both; 3: NaNs of any sign and payload, and both infinities */
+            const int special = (r >> 8) % 64 == 0;
+            const int v = (int)(variant % 4);
+            const int kind = v < 2 ? v : (int)((r >> 16) % (v == 2 ? 2 : 3)); /* 0 +inf, 1 -inf, 2 NaN */
+            if (!special) exact_store(t, h, i, neg, any, m);
+            else if (kind < 2) exact_store(t, h, i, kind, emax, 0);
+            else exact_store(t, h, i, neg, emax, m | (1ull << (m % (unsigned)mbits))); /* a NaN: a payload bit */
+            break;
+        }
+        }
+    }
+    if (d == EX_SPECIALS && n > 0) /* at least one */
+        exact_store(t, h, splitmix(rng) % n, variant % 4 == 1, emax, variant % 4 == 3 ? 1 : 0);
+    if (d == EX_HUGE && n > 1) {
+        /* Copy the first half into the second, negated (variant 0: 9 in 10 of it, so that pairs of equal values
+         * are left over, whose sum is past float64's range for float64 inputs: it rounds to an infinity), a tiny
+         * value or a few at the end, then shuffle: the exact sum is what is left, far below the terms. */
+        const size_t half = (n - (n > 64 ? 3 : 0)) / 2;
+        unsigned char *p = (unsigned char *)h;
+        for (size_t i = 0; i < half; ++i) {
+            memcpy(p + (half + i) * esize, p + i * esize, esize);
+            if (variant % 4 != 0 || i % 10 != 0) p[(half + i) * esize + esize - 1] ^= 0x80; /* the sign bit */
+        }
+        for (size_t i = 2 * half; i < n; ++i) exact_store(t, h, i, (int)(splitmix(rng) & 1), 0, splitmix(rng));
+        for (size_t i = n - 1; i > 0; --i) { /* Fisher-Yates */
+            const size_t j = splitmix(rng) % (i + 1);
+            unsigned char tmp[8];
+            memcpy(tmp, p + i * esize, esize);
+            memcpy(p + i * esize, p + j * esize, esize);
+            memcpy(p + j * esize, tmp, esize);
+        }
+    }
+}
+
+/* What the kernel entry points must refuse or ignore for exact rows, and the plans' bounds: the teaching levels
+ * refuse (their accumulators are one register); the bulk-copy switch has no effect (no bulk path); every plan is
+ * one pass of depth 1 with at most 2^23 + 10 elements per thread (kernels/exact.cu's bounds) and a partial per block
+ * in its workspace. */
+static void exact_plans(void)
+{
+    const dr_kernel_t levels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM,
+                                  DR_KERNEL_SMEM2,      DR_KERNEL_UNROLL,      DR_KERNEL_SHUFFLE};
+    const size_t sizes[] = {0, 1, 1000, (size_t)1 << 20, (size_t)1 << 32, (size_t)1 << 40, (size_t)1 << 46};
+    for (size_t ri = 0; ri < NEXACT; ++ri) {
+        const row_t *row = &exact_rows[ri];
+        const size_t vec = 16 / dr_dtype_size(row->dtype);
+        for (size_t li = 0; li < sizeof levels / sizeof levels[0]; ++li) {
+            dr_gpu_reduce_t r = request(levels[li], row, 256, NULL, 1000, NULL);
+            dr_gpu_plan_t plan;
+            memset(&plan, 0, sizeof plan);
+            const cudaError_t pe = dr_gpu_plan(&r, &plan);
+            plan.passes = 1;
+            plan.grid[0] = 1;
+            const cudaError_t re = dr_gpu_reduce(&r, &plan, 0, NULL); /* must launch nothing */
+            ++cases;
+            if (pe != cudaErrorInvalidValue || re != cudaErrorInvalidValue || cudaGetLastError() != cudaSuccess) {
+                ++failures;
+                printf("FAIL %s %s->exact: plan gave %s and reduce %s, both should be %s\n",
+                       dr_kernel_name(levels[li]), dr_dtype_name(row->dtype), cudaGetErrorString(pe),
+                       cudaGetErrorString(re), cudaGetErrorString(cudaErrorInvalidValue));
+            }
+        }
+        for (int block = 32; block <= 1024; block *= 2)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+                const size_t n = sizes[si];
+                const dr_gpu_plan_t p = plan_of(row, DR_KERNEL_MULTIPASS, block, n);
+                const dr_gpu_plan_t pb = plan_of(row, KERNEL_BULK, block, n); /* bulk_from_bytes = 1 */
+                const size_t threads = p.grid[0] * (size_t)block;
+                const size_t per_thread = n / threads + (n % threads != 0);
+                ++cases;
+                if (p.passes != 1 || p.serial_depth != 1 || p.cluster || p.bulk || p.grid[0] < 1 ||
+                    p.grid[0] > 0x7fffffff || per_thread + vec + 2 > ((size_t)1 << 23) + 10 ||
+                    (p.grid[0] > 1 && p.work_bytes < p.grid[0] * sizeof(dr_exact_t)) || pb.bulk ||
+                    pb.grid[0] != p.grid[0] || pb.work_bytes != p.work_bytes) {
+                    ++failures;
+                    printf("FAIL multipass %s->exact block=%d n=%zu: plan of %d passes, grid %zu, depth %" PRIu64
+                           ", cluster %d, bulk %d (%d with bulk_from_bytes = 1), %zu workspace bytes\n",
+                           dr_dtype_name(row->dtype), block, n, p.passes, p.grid[0], p.serial_depth, p.cluster,
+                           p.bulk, pb.bulk, p.work_bytes);
+                }
+            }
+    }
+}
+
+static int exact_sums(uint64_t seed)
+{
+    const int blocks[] = {32, 64, 128, 256, 512, 1024};
+    uint64_t rng = seed ^ 0x243f6a8885a308d3ull;
+    size_t sizes[24];
+    int nsizes = 0;
+    const size_t fixed[] = {0,    1,    2,     3,      7,     31,     32, 33, 255, 257, 1023, 1025, 4099, 65537,
+                            262147, (1u << 20) + 3};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; ++i) sizes[nsizes++] = fixed[i];
+    sizes[nsizes++] = 1 + splitmix(&rng) % 3000000;
+    size_t max_n = 0;
+    for (int i = 0; i < nsizes; ++i)
+        if (sizes[i] > max_n) max_n = sizes[i];
+    const size_t max_bytes = (max_n + 8) * 8;
+    unsigned char *h = malloc(max_bytes), *h_after = malloc(max_bytes);
+    void *d_base = NULL;
+    exact_bufs_t b = {0};
+    if (!h || !h_after) return 1;
+    CUDA_OR_DIE(cudaMalloc(&d_base, max_bytes));
+    CUDA_OR_DIE(cudaMalloc(&b.d_result, sizeof(dr_exact_t)));
+    exact_plans();
+    for (size_t ri = 0; ri < NEXACT; ++ri) {
+        const row_t *row = &exact_rows[ri];
+        const size_t esize = dr_dtype_size(row->dtype), vec = 16 / esize;
+        for (int d = 0; d < EX_COUNT; ++d) {
+            const int before = failures;
+            for (int si = 0; si < nsizes; ++si) {
+                const size_t n = sizes[si];
+                const size_t offsets[] = {0, si % 2 ? vec - 1 : 1}; /* aligned, and a head of 1 or vec - 1 */
+                for (int oi = 0; oi < 2; ++oi) {
+                    const size_t off = offsets[oi];
+                    const uint64_t variant = splitmix(&rng);
+                    exact_fill(row->dtype, d, variant, h, n, &rng);
+                    dr_exact_t want;
+                    exact_host(row->dtype, h, n, &want);
+                    void *d_in = (char *)d_base + off * esize;
+                    CUDA_OR_DIE(cudaMemcpy(d_in, h, n * esize, cudaMemcpyHostToDevice));
+                    for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi) {
+                        char what[200];
+                        snprintf(what, sizeof what, "exact sum %s (%s, variant %d) n=%zu block=%d offset=%zu",
+                                 dr_dtype_name(row->dtype), exact_data_names[d], (int)(variant % 4), n, blocks[bi],
+                                 off);
+                        exact_run(&b, row, blocks[bi], d_in, n, 2, &want, NULL, what);
+                    }
+                    CUDA_OR_DIE(cudaMemcpy(h_after, d_in, n * esize, cudaMemcpyDeviceToHost));
+                    ++cases;
+                    if (memcmp(h, h_after, n * esize) != 0) {
+                        ++failures;
+                        printf("FAIL exact sum %s n=%zu: the kernel modified its input\n", dr_dtype_name(row->dtype),
+                               n);
+                    }
+                }
+            }
+            printf("%-4s sum   %-9s -> exact    %s\n", failures == before ? "ok" : "FAIL", dr_dtype_name(row->dtype),
+                   exact_data_names[d]);
+        }
+    }
+    free(h);
+    free(h_after);
+    cudaFree(d_base);
+    cudaFree(b.d_work);
+    cudaFree(b.d_result);
+    return 0;
+}
+
+/* An exact row's shape as its plans show it: the most elements one block takes, and the blocks of a full grid. */
+static shape_t exact_shape(const row_t *row, int block)
+{
+    size_t lo = 1, hi = (size_t)1 << 30; /* one block at lo; more at hi */
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (plan_of(row, DR_KERNEL_MULTIPASS, block, mid).grid[0] == 1) lo = mid;
+        else hi = mid;
+    }
+    shape_t s = {lo, plan_of(row, DR_KERNEL_MULTIPASS, block, lo << 16).grid[0]};
+    return s;
+}
+
+/* Generated data (DR_DATA_RANDOM) of one exact row in a fresh allocation of exactly off + n elements, the host's
+ * exact sum of it, and src/reference.c's. Returns the allocation; d_in is off elements into it. */
+static void *exact_generated(const row_t *row, size_t n, size_t off, uint64_t *rng, int threads, const void **d_in,
+                             dr_exact_t *want, dr_reference_t *ref)
+{
+    const size_t esize = dr_dtype_size(row->dtype);
+    void *d_base;
+    CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize > 0 ? (off + n) * esize : 1));
+    *d_in = (char *)d_base + off * esize;
+    dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(rng), 0};
+    const uint64_t first = splitmix(rng) % 1000000;
+    CUDA_OR_DIE(dr_gpu_generate(&g, first, (void *)*d_in, n, 0));
+    void *h = malloc(n * esize > 0 ? n * esize : 1);
+    if (!h) {
+        fprintf(stderr, "test_kernels: out of host memory\n");
+        exit(1);
+    }
+    CUDA_OR_DIE(cudaMemcpy(h, *d_in, n * esize, cudaMemcpyDeviceToHost));
+    exact_host(row->dtype, h, n, want);
+    free(h);
+    dr_reference_compute(&g, row->acc, first, n, threads, ref);
+    return d_base;
+}
+
+/* --boundary for one exact row: the sizes where the exact kernel changes behaviour (as boundary_sizes() for
+ * multipass: vector width, block, one block's share, the last-block-done partials, the grid-stride wrap), starts 0,
+ * 1 and vec - 1 elements into an allocation of exactly the input, every buffer of exactly its size, two runs on one
+ * workspace. */
+static void exact_boundary(const row_t *row, const int *blocks, int nblocks, uint64_t *rng, int threads)
+{
+    const size_t vec = 16 / dr_dtype_size(row->dtype);
+    exact_bufs_t b = {0};
+    b.fresh = 1;
+    CUDA_OR_DIE(cudaMalloc(&b.d_result, sizeof(dr_exact_t)));
+    for (int bi = 0; bi < nblocks; ++bi) {
+        const size_t bl = (size_t)blocks[bi];
+        const shape_t s = exact_shape(row, blocks[bi]);
+        const size_t pb = s.per_block, w = s.resident * pb, t = s.resident * bl;
+        const size_t sizes[] = {0,          1,      2,          31,     32,         33,     vec - 1,   vec,
+                                vec + 1,    2 * vec + 1,        bl - 1, bl,         bl + 1, bl * vec - 1,
+                                bl * vec,   bl * vec + 1,       pb - 1, pb,         pb + 1, 2 * pb + 1,
+                                17 * pb + 1, w - 1, w,          w + 1,  2 * w + 3 * t * vec + t / 2 * vec + vec - 1};
+        const size_t offsets[] = {0, 1, vec - 1};
+        for (int oi = 0; oi < 3; ++oi) {
+            if (oi == 2 && vec - 1 <= 1) continue; /* 8-byte types: the longest head is 1 element */
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+                const size_t n = sizes[si], off = offsets[oi];
+                const void *d_in;
+                dr_exact_t want;
+                dr_reference_t ref;
+                void *d_base = exact_generated(row, n, off, rng, threads, &d_in, &want, &ref);
+                char what[160];
+                snprintf(what, sizeof what, "multipass sum %s->exact n=%zu block=%d offset=%zu",
+                         dr_dtype_name(row->dtype), n, blocks[bi], off);
+                exact_run(&b, row, blocks[bi], d_in, n, 2, &want, &ref, what);
+                CUDA_OR_DIE(cudaFree(d_base));
+            }
+        }
+    }
+    CUDA_OR_DIE(cudaFree(b.d_result));
+}
+
+/* --determinism for one exact row: one block, 13 blocks meeting through the partials, a full grid wrapping three
+ * times; 256- and 1024-thread blocks; `reps` runs on one workspace, zeroed once, each the host's bytes. */
+static void exact_determinism(const row_t *row, int reps, uint64_t *rng, int threads)
+{
+    const int blocks[] = {256, 1024};
+    exact_bufs_t b = {0};
+    CUDA_OR_DIE(cudaMalloc(&b.d_result, sizeof(dr_exact_t)));
+    for (int bi = 0; bi < 2; ++bi) {
+        const shape_t s = exact_shape(row, blocks[bi]);
+        const size_t sizes[] = {s.per_block - 3, 12 * s.per_block + 7, 3 * s.resident * s.per_block + 12345};
+        for (size_t si = 0; si < 3; ++si) {
+            const void *d_in;
+            dr_exact_t want;
+            dr_reference_t ref;
+            void *d_base = exact_generated(row, sizes[si], si % 2, rng, threads, &d_in, &want, &ref);
+            char what[160];
+            snprintf(what, sizeof what, "multipass sum %s->exact n=%zu block=%d (determinism)",
+                     dr_dtype_name(row->dtype), sizes[si], blocks[bi]);
+            exact_run(&b, row, blocks[bi], d_in, sizes[si], reps, &want, &ref, what);
+            CUDA_OR_DIE(cudaFree(d_base));
+        }
+    }
+    cudaFree(b.d_work);
+    CUDA_OR_DIE(cudaFree(b.d_result));
+}
+
 typedef struct {
     size_t n;
     uint64_t pairs; /* bit kernel_index * nblocks + block_index: the (kernel, block) pairs that run this size */
@@ -714,25 +1141,30 @@ static int in_subset(const row_t *r)
 static int boundary(uint64_t seed, int which, int shard, int shards, const int *blocks, int nblocks,
                     const char *only)
 {
-    row_t rs[sizeof rows / sizeof rows[0]];
-    size_t nrows = 0, selected = 0;
+    row_t rs[sizeof rows / sizeof rows[0]], xs[NEXACT];
+    size_t nrows = 0, nx = 0, selected = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
         if (which == 0 || (which == 1) == in_subset(&rows[i]))
             if (selected++ % (size_t)shards == (size_t)shard) rs[nrows++] = rows[i];
+    /* The exact rows after them, in the same count: multipass alone runs them. */
+    for (size_t i = 0; i < NEXACT; ++i)
+        if (which == 0 || (which == 1) == in_subset(&exact_rows[i]))
+            if (selected++ % (size_t)shards == (size_t)shard && (!only || strcmp(only, "multipass") == 0))
+                xs[nx++] = exact_rows[i];
     const int threads = dr_parallel_default_threads(), cluster_ok = hopper_device();
     long long kernel_cases[NKERNELS] = {0};
     double kernel_seconds[NKERNELS] = {0};
     uint64_t rng = seed;
     const double t0 = seconds_now();
-    printf("boundary: %zu rows x %s x %d block sizes, cluster launch and bulk copies %s\n", nrows,
-           only ? only : "every kernel", nblocks, cluster_ok ? "supported" : "not supported");
+    printf("boundary: %zu rows (and %zu exact sums) x %s x %d block sizes, cluster launch and bulk copies %s\n",
+           nrows, nx, only ? only : "every kernel", nblocks, cluster_ok ? "supported" : "not supported");
     int known = !only;
     for (size_t ki = 0; ki < NKERNELS; ++ki) known |= only && strcmp(only, kernel_name(all_kernels[ki])) == 0;
     if (!known) {
         fprintf(stderr, "test_kernels: unknown kernel '%s'\n", only);
         return 2;
     }
-    if (nrows == 0) {
+    if (nrows + nx == 0) {
         ++failures;
         printf("FAIL: no row selected\n");
     }
@@ -800,6 +1232,15 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
         printf("%-4s %-5s %-9s -> %-8s %5d cases, %zu sizes, %6.1f s (%.0f s in all)\n",
                failures == row_failures ? "ok" : "FAIL", dr_op_name(row->op), dr_dtype_name(row->dtype),
                dr_acc_kind_name(row->acc), cases - row_cases, nwant, seconds_now() - row_t0, seconds_now() - t0);
+        fflush(stdout);
+    }
+    for (size_t xi = 0; xi < nx; ++xi) {
+        const int row_failures = failures, row_cases = cases;
+        const double row_t0 = seconds_now();
+        exact_boundary(&xs[xi], blocks, nblocks, &rng, threads);
+        printf("%-4s %-5s %-9s -> %-8s %5d cases, %6.1f s (%.0f s in all)\n",
+               failures == row_failures ? "ok" : "FAIL", dr_op_name(xs[xi].op), dr_dtype_name(xs[xi].dtype),
+               dr_acc_kind_name(xs[xi].acc), cases - row_cases, seconds_now() - row_t0, seconds_now() - t0);
         fflush(stdout);
     }
     printf("cases (seconds) by kernel:");
@@ -896,7 +1337,13 @@ static int determinism(uint64_t seed, int reps)
         printf("%-4s %-5s %-9s -> %-8s\n", failures == row_failures ? "ok" : "FAIL", dr_op_name(row->op),
                dr_dtype_name(row->dtype), dr_acc_kind_name(row->acc));
     }
-    printf("%lld runs in %.1f s; inputs by launch shape:", runs, seconds_now() - t0);
+    for (size_t xi = 0; xi < NEXACT; ++xi) {
+        const int row_failures = failures;
+        exact_determinism(&exact_rows[xi], reps, &rng, threads);
+        printf("%-4s %-5s %-9s -> %-8s\n", failures == row_failures ? "ok" : "FAIL", dr_op_name(exact_rows[xi].op),
+               dr_dtype_name(exact_rows[xi].dtype), dr_acc_kind_name(exact_rows[xi].acc));
+    }
+    printf("%lld runs (and the exact sums') in %.1f s; inputs by launch shape:", runs, seconds_now() - t0);
     for (int p = 0; p < PATH_COUNT; ++p) printf(" %s %lld", path_names[p], path_cases[p]);
     printf("\n");
     if (!every_path_ran(cluster_ok)) {
@@ -997,7 +1444,7 @@ int main(int argc, char **argv)
     int rc = mode == LARGE         ? large(seed)
              : mode == BOUNDARY    ? boundary(seed, which, shard, shards, blocks, nblocks, only)
              : mode == DETERMINISM ? determinism(seed, reps)
-                                   : matrix(seed) || special_values(seed);
+                                   : matrix(seed) || special_values(seed) || exact_sums(seed);
     if (rc == SKIP) return SKIP;
     printf("%d passed, %d failed\n", cases - failures, failures);
     /* Destroy the context before exit, so compute-sanitizer's leak check sees what is still allocated. */
