@@ -39,6 +39,6 @@ struct dreduce_context {
 dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase);
 
 /* The reader's description of a file of the API (what dreduce_reduce_file opens). */
-void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_input_spec_t *spec);
+void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_acc_mode_t acc_mode, dr_input_spec_t *spec);
 
 #endif

@@ -674,7 +674,7 @@ void dreduce_file_init(dreduce_file_t *f, const char *path)
     f->dtype = DR_DTYPE_COUNT;
 }
 
-void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_input_spec_t *spec)
+void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_acc_mode_t acc_mode, dr_input_spec_t *spec)
 {
     memset(spec, 0, sizeof *spec);
     spec->format = file->raw ? DR_INPUT_RAW : DR_INPUT_AUTO;
@@ -683,6 +683,7 @@ void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_input_spec_t *spec)
     spec->offset_given = file->has_offset;
     spec->offset = file->offset;
     spec->op = op;
+    spec->acc_mode = acc_mode;
     spec->dataset = file->dataset;
 }
 
@@ -715,7 +716,7 @@ static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file,
         return DR_ERR_USAGE;
     }
     dr_input_spec_t spec;
-    dr_file_spec(file, op, &spec);
+    dr_file_spec(file, op, ctx->cfg.acc_mode, &spec);
     DR_CHECK(dr_input_open(ctx->topo.comm, file->path, &spec, in));
     info->dtype = in->dtype;
     info->count = in->count;

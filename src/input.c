@@ -223,6 +223,13 @@ static dr_status_t inspect(const char *path, const dr_input_spec_t *spec, verdic
              DR_NAME("op", "--op"), dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype));
         goto done;
     }
+    if (!dr_acc_mode_valid((dr_dtype_t)v->dtype, spec->op, spec->acc_mode)) {
+        fail(msg, len, "%s %s of the file's type %s has no exact mode (%s exact: sums; min and max are exact anyway): "
+             "use %s wide or native",
+             DR_NAME("op", "--op"), dr_op_name(spec->op), dr_dtype_name((dr_dtype_t)v->dtype),
+             DR_NAME("cfg.acc_mode", "--acc"), DR_NAME("cfg.acc_mode", "--acc"));
+        goto done;
+    }
     status = DR_OK;
 done:
     if (fh != MPI_FILE_NULL) MPI_File_close(&fh);

@@ -32,6 +32,7 @@ typedef struct {
     int offset_given;    /* --offset was given: offset. Raw files only */
     uint64_t offset;
     dr_op_t op;          /* checked against the file's type (bitwise ops need integers) */
+    dr_acc_mode_t acc_mode; /* checked too: a float product has no exact mode */
     const char *dataset; /* HDF5: the dataset's path in the file; NULL or "" for the file's only dataset */
 } dr_input_spec_t;
 

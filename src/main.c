@@ -173,7 +173,7 @@ static dr_status_t reference_of_file(dreduce_context_t *ctx, const dr_options_t 
                                      dr_acc_kind_t acc, uint64_t first, uint64_t count, dr_reference_t *ref)
 {
     dr_input_spec_t spec;
-    dr_file_spec(file, o->op, &spec);
+    dr_file_spec(file, o->op, o->acc_mode, &spec);
     dr_input_t in;
     DR_CHECK(dr_input_open(ctx->topo.comm, o->input, &spec, &in));
     const uint64_t chunk = ((uint64_t)16 << 20) / in.elem_size;

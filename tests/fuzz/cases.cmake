@@ -16,3 +16,7 @@ dr_fuzz_target(fuzz_options DICT options.dict)
 # valid 1.0 and 3.0 prefix (a header that parses OK agrees with its prefixes, its size check and its numpy-style
 # rewrite; the two prefixes agree; messages are one printable line).
 dr_fuzz_target(fuzz_npy DICT npy.dict)
+
+# --acc exact: accum.h's exact sums (dr_exact_t) over raw float64 / float32 / float16 / bfloat16 terms, in two
+# orders and splits into partials, against src/reference.c's independent exact sum, bit for bit.
+dr_fuzz_target(fuzz_exact DICT exact.dict)

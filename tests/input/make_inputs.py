@@ -10,11 +10,20 @@ Writes into OUTDIR (created if missing):
     (1000003, 65537, 1021) and others not divisible by 2, 3 or 4, shapes (), (0,), N-d C order and Fortran order,
     a .npy file followed by a second array (ignored, as numpy does), a .npy file named .dat (found by its magic),
     and float files with NaN, infinities and signed zeros;
+  - exact-sum files (names exact_*, for --acc exact): cancellation of values near the float64 range, values
+    2^60 apart, exponents over -1000..1000, signed zeros, subnormals, sums exactly halfway between two float64s,
+    sums at the overflow threshold, infinities and NaNs, float16 and bfloat16 over their whole range, and random
+    data; each with the exact sum rounded once to float64 (its bits), and min/max (and integer sums) with
+    --acc exact too;
   - bad files: truncated data, truncated header, corrupt magic, oversized header length, version 4.0, '<c8', '|O',
     '>f4', a raw size that is not a whole number of elements, --offset past the end, plus cases that are bad only
     through their options (type disagreement, raw without --type, --offset on .npy, bxor on floats, a directory,
     a missing file);
-  - manifest.json (for run_inputs.py) and manifest.txt (for test_input_read.c), one entry per case.
+  - manifest.json (for run_inputs.py) and manifest.txt (for test_input_read.c), one entry per case. A good entry
+    may carry "variants": runs with extra arguments (["--acc", "exact"]) and their own answer ("bits": the float64
+    result's bits, to match exactly); a bad entry whose error comes from the options (a product with --acc exact)
+    has "error_re", a regular expression its one line must match, and "names_file": false, and is left out of
+    manifest.txt (test_input_read.c only opens the files).
 
 Expected values are computed here, exactly, with Python integers and fractions.Fraction, by the rules dreduce
 documents (include/dreduce/accum.h, dr_acc_select): integer sums wrap modulo 2^64 in 64-bit accumulators (32-bit
@@ -23,6 +32,11 @@ min/max propagate NaN and order -0 below +0. Float values are drawn on grids coa
 of the float64 accumulator is exact, whatever the order and the number of ranks: the exact sum (a Fraction,
 written to the manifest) is then the one right answer. One float32 file has full-precision random values instead;
 its sum is checked against the exact Fraction with the bound n * 2^-53 * sum|x| of any float64 summation order.
+
+--acc exact: the exact sum (an integer in units of 2^-1074) rounded once to float64, to nearest with ties to even, by
+round_units() (integer arithmetic), cross-checked against CPython's correctly rounded float(Fraction) (whose
+OverflowError means a rounded magnitude of 2^1024 or more: an infinity); a NaN term or +inf with -inf give NaN, an
+infinity gives itself, and a zero sum is -0.0 only when every term (at least one) is -0.0.
 
 Python 3 standard library only (numpy is not needed).
 """
@@ -174,6 +188,58 @@ def expected(dtype, op, values):
     return value, acc, extra
 
 
+def round_units(k):
+    """k * 2^-1074 (k an integer) rounded once to float64, to nearest, ties to even; +-inf from 2^1024 up."""
+    m = abs(k)
+    sign = -1.0 if k < 0 else 1.0
+    if m < 1 << 53:  # below 2^53 units: subnormal, or the lowest binade of the normals; exact
+        return sign * math.ldexp(m, -1074)
+    shift = m.bit_length() - 53
+    q, r = divmod(m, 1 << shift)  # q: the top 53 bits, r: what is below them
+    half = 1 << (shift - 1)
+    if r > half or (r == half and q & 1):
+        q += 1  # may reach 2^53: one bit longer, still exact
+    if q.bit_length() + shift - 1074 > 1024:  # q 2^(shift - 1074) >= 2^1024
+        return sign * math.inf
+    return sign * math.ldexp(q, shift - 1074)
+
+
+def exact_units(values):
+    """The exact sum of finite floats, as an integer number of 2^-1074."""
+    total = 0
+    for v in values:
+        n, d = v.as_integer_ratio()
+        total += n << (1074 - (d.bit_length() - 1))
+    return total
+
+
+def exact_sum(values):
+    """(float64, extra) for --acc exact: the exact sum rounded once, IEEE's rules for NaN, infinities and zeros."""
+    if any(v != v for v in values) or (math.inf in values and -math.inf in values):
+        return math.nan, {}
+    if math.inf in values or -math.inf in values:
+        return (math.inf if math.inf in values else -math.inf), {}
+    k = exact_units(values)
+    if k == 0:
+        all_neg_zero = values and all(math.copysign(1.0, v) < 0 for v in values)
+        return (-0.0 if all_neg_zero else 0.0), {"exact": "0"}
+    value = round_units(k)
+    exact = Fraction(k, 1 << 1074)
+    try:  # CPython's int / int is correctly rounded too, and raises where the rounded value is not finite
+        check = float(exact)
+    except OverflowError:
+        check = math.inf if k > 0 else -math.inf
+    if struct.pack("<d", check) != struct.pack("<d", value):
+        raise AssertionError("round_units and float(Fraction) disagree: %r, %r" % (value, check))
+    return value, {"exact": "%d/%d" % (exact.numerator, exact.denominator)}
+
+
+def f64_bits_text(v):
+    if v != v:
+        return "0x7fffffffffffffff"  # the canonical NaN, the one dreduce gives (the JSON prints any NaN as nan)
+    return "0x%016x" % struct.unpack("<Q", struct.pack("<d", v))[0]
+
+
 def value_text(v):
     if isinstance(v, int):
         return str(v)
@@ -182,6 +248,180 @@ def value_text(v):
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     return repr(v)
+
+
+# ---- exact sums (--acc exact) ------------------------------------------------------------------------------
+
+EXACT = ["--acc", "exact"]
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+DBL_MAX = sys.float_info.max  # 2^1024 - 2^971
+TINY = math.ldexp(1.0, -1074)  # the smallest subnormal
+
+
+def variant(dtype, op, args, values):
+    """A run of the file with extra arguments and its answer. A float sum with --acc exact: the exact sum rounded
+    once (float64, its bits to match); anything else with --acc exact: the same answer as without it."""
+    if "exact" in args and op == "sum" and dtype in FLOATS:
+        v, extra = exact_sum(values)
+        return dict(op=op, args=list(args), value=value_text(v), acc="float64", bits=f64_bits_text(v), **extra)
+    v, acc, extra = expected(dtype, op, values)
+    return dict(op=op, args=list(args), value=value_text(v), acc=acc, **extra)
+
+
+def as_f32(values):
+    """Each value rounded to the nearest float32."""
+    return list(struct.unpack("<%df" % len(values), struct.pack("<%df" % len(values), *values)))
+
+
+def f16_values(patterns):
+    """float16 bit patterns as floats."""
+    return list(struct.unpack("<%de" % len(patterns), struct.pack("<%dH" % len(patterns), *patterns)))
+
+
+def bf16_values(patterns):
+    """bfloat16 bit patterns as floats: the upper half of a float32."""
+    n = len(patterns)
+    return list(struct.unpack("<%df" % n, struct.pack("<%dI" % n, *[b << 16 for b in patterns])))
+
+
+def random_f64(rng, lo, hi):
+    """A float64 with 53 random significand bits and exponent in [lo, hi] (|x| in [2^lo, 2^(lo+1))), random sign."""
+    v = math.ldexp((1 << 52) | rng.getrandbits(52), rng.randint(lo, hi) - 52)
+    return -v if rng.getrandbits(1) else v
+
+
+def with_junk(rng, pieces, pairs):
+    """pieces, and `pairs` pairs x, -x of float64s from 2^-1000 to 2^1000 (their sum is zero), shuffled."""
+    out = list(pieces)
+    for _ in range(pairs):
+        x = random_f64(rng, -1000, 1000)
+        out += [x, -x]
+    rng.shuffle(out)
+    return out
+
+
+def exact_files(rng, add):
+    """The --acc exact cases: add(name, dtype, values, raw=False, ops=("min", "max"), data=None)."""
+    # Cancellation near the top of the range around 60,000 small terms (uniform in [0, 2/3), full significands,
+    # sum near 20000): pairs b, -b and triplets a + b - c = 0 of values over 1e307 (c - a exact by Sterbenz), and
+    # ten DBL_MAX first and ten -DBL_MAX last, so the first and the last rank's partials are far beyond the range.
+    small = [rng.random() * (2.0 / 3.0) for _ in range(60000)]
+    big = []
+    for _ in range(40):
+        b = rng.uniform(1e307, DBL_MAX)
+        big += [b, -b]
+    for _ in range(20):
+        c = rng.uniform(1e308, DBL_MAX)
+        x = rng.uniform(c / 2, c)
+        y = c - x
+        assert Fraction(x) + Fraction(y) == Fraction(c)
+        sign = -1.0 if rng.getrandbits(1) else 1.0
+        big += [sign * x, sign * y, -sign * c]
+    mixed = small + big
+    rng.shuffle(mixed)
+    add("exact_f64_cancel_1e308_60160.npy", "float64", [DBL_MAX] * 10 + mixed + [-DBL_MAX] * 10,
+        variants=[("min", EXACT), ("max", EXACT)])
+    # 2^60, -2^60, 1 and 2^-60 many times, shuffled (float32): 3 + 40000 * 2^-60, rounded to 3 + 78 * 2^-51.
+    vals = [2.0 ** 60] * 30000 + [-(2.0 ** 60)] * 30000 + [1.0] * 3 + [2.0 ** -60] * 40000
+    rng.shuffle(vals)
+    add("exact_f32_2p60_100003.npy", "float32", vals, variants=[("min", EXACT), ("max", EXACT)])
+    # Exponents over -1000..1000 with random signs; then the same with the negation of every value over 1 added,
+    # so the sum is that of the values below 1 (down to 2^-1000 and the sticky bits they make).
+    vals = [random_f64(rng, -1000, 1000) for _ in range(20011)]
+    add("exact_f64_exponents_20011.npy", "float64", vals)
+    vals += [-v for v in vals if abs(v) >= 1.0]
+    rng.shuffle(vals)
+    add("exact_f64_exponents_cancel.npy", "float64", vals)
+    # Signed zeros: -0.0 only when every term is -0.0 (one term: the other ranks have none, their partials must not
+    # count as +0.0); a +0.0 anywhere, or terms that cancel, give +0.0.
+    add("exact_f64_neg_zeros_1001.npy", "float64", [-0.0] * 1001)
+    add("exact_f16_neg_zeros_7.bin", "float16", [-0.0] * 7, raw=True)
+    add("exact_f32_neg_zero_1.npy", "float32", [-0.0])
+    add("exact_bf16_neg_zeros_3.bin", "bfloat16", [-0.0] * 3, raw=True)
+    add("exact_f64_neg_zeros_then_pos_zero.npy", "float64", [-0.0] * 500 + [0.0])
+    vals = [-0.0] * 300 + [0.0] * 300
+    rng.shuffle(vals)
+    add("exact_f32_mixed_zeros_600.npy", "float32", vals)
+    add("exact_f64_cancel_to_zero.npy", "float64", [-1.5, 1.5, -0.0, -0.0, 1e300, -1e300, -0.0, TINY, -TINY])
+    # Subnormals only: float64 with random signs (a sum past 2^53 units, rounded), all positive (a normal sum),
+    # small ones (a subnormal sum, exact); float32 and float16 subnormals.
+    def sub64(bits):
+        return [math.ldexp(rng.getrandbits(bits) or 1, -1074) * (-1 if rng.getrandbits(1) else 1)
+                for _ in range(10007)]
+    add("exact_f64_subnormal_10007.npy", "float64", sub64(52))
+    add("exact_f64_subnormal_pos_10007.npy", "float64", [abs(v) for v in sub64(52)])
+    add("exact_f64_subnormal_small_10007.npy", "float64", sub64(20))
+    add("exact_f32_subnormal_10007.npy", "float32",
+        [math.ldexp(rng.getrandbits(23) or 1, -149) * (-1 if rng.getrandbits(1) else 1) for _ in range(10007)])
+    add("exact_f16_subnormal_4099.bin", "float16",
+        f16_values([(rng.getrandbits(10) or 1) | (rng.getrandbits(1) << 15) for _ in range(4099)]), raw=True)
+    # Exactly halfway between two float64s, built from pieces among cancelling pairs: ties go to the even one.
+    two53 = 2.0 ** 53
+    ties = [
+        ("2p53_plus_1", [2.0 ** 52, 2.0 ** 52, 0.5, 0.25, 0.125, 0.0625, 0.0625]),  # -> 2^53
+        ("2p53_plus_3", [two53, 1.0, 1.0, 0.5, 0.5]),  # -> 2^53 + 4
+        ("2p53_plus_1_plus_tiny", [two53, 1.0, TINY]),  # just above the tie -> 2^53 + 2
+        ("2p53_plus_1_minus_tiny", [two53, 1.0, -TINY]),  # just below -> 2^53
+        ("neg_2p53_plus_1", [-two53, -0.5, -0.5]),  # -> -2^53
+        ("neg_2p53_plus_3", [-two53, -2.0, -1.0]),  # -> -(2^53 + 4)
+        ("2p53_minus_half", [2.0 ** 52, 2.0 ** 52 - 1.0, 0.5]),  # 2^53 - 1 is odd -> 2^53 (a carry out of the bits)
+    ]
+    for e, odd in ((-1000, 1), (-601, 0), (-3, 1), (500, 0), (960, 1)):  # at various bit offsets in the words
+        m = (1 << 52) | rng.getrandbits(52)
+        m = (m | 1) if odd else (m & ~1)
+        ties.append(("%s_%d" % ("odd" if m & 1 else "even", e), [math.ldexp(m, e), math.ldexp(1.0, e - 1)]))
+    for name, pieces in ties:
+        add("exact_f64_tie_%s.npy" % name, "float64", with_junk(rng, pieces, 250))
+    # The overflow threshold: 2^1024 - 2^970 (DBL_MAX + half its ulp, a tie to the even 2^1024) rounds to inf, one
+    # unit of 2^-1074 less to DBL_MAX; both signs; far past the range; back into it.
+    add("exact_f64_overflow_tie_pos.npy", "float64", with_junk(rng, [DBL_MAX, 2.0 ** 970, DBL_MAX, -DBL_MAX], 100))
+    add("exact_f64_overflow_below_pos.npy", "float64", with_junk(rng, [DBL_MAX, 2.0 ** 970, -TINY], 100))
+    add("exact_f64_overflow_tie_neg.npy", "float64", with_junk(rng, [-DBL_MAX, -(2.0 ** 970)], 100))
+    add("exact_f64_overflow_below_neg.npy", "float64", with_junk(rng, [-DBL_MAX, -(2.0 ** 970), TINY], 100))
+    add("exact_f64_overflow_2p1024.npy", "float64", with_junk(rng, [2.0 ** 1023, 2.0 ** 1023, -1.0, 1.0], 100))
+    vals = [DBL_MAX] * 1000 + [-DBL_MAX] * 997
+    rng.shuffle(vals)
+    add("exact_f64_overflow_far_1997.npy", "float64", vals)
+    vals = [DBL_MAX] * 1000 + [-DBL_MAX] * 999 + [-1e300]
+    rng.shuffle(vals)
+    add("exact_f64_overflow_back_in_range.npy", "float64", vals)
+    # Infinities and NaNs (a NaN's sign and payload do not matter: the result is the canonical NaN).
+    fin = [random_f64(rng, -20, 20) for _ in range(1000)]
+    add("exact_f64_inf_minus_inf.npy", "float64", fin[:400] + [math.inf] + fin[400:700] + [-math.inf] + fin[700:])
+    add("exact_f32_nan_last.npy", "float32", as_f32(fin) + [math.nan])
+    payload = struct.pack("<%dd" % len(fin[:500]), *fin[:500]) + struct.pack("<Q", 0xfff0000000000001) + \
+        struct.pack("<%dd" % len(fin[500:]), *fin[500:])
+    add("exact_f64_nan_payload.bin", "float64", fin[:500] + [math.nan] + fin[500:], raw=True, data=payload)
+    add("exact_f64_inf_with_overflow_neg.npy", "float64", [-DBL_MAX] * 3 + [math.inf] + [-DBL_MAX] * 3 + fin)
+    add("exact_f64_neg_inf_with_overflow_pos.npy", "float64", fin + [DBL_MAX] * 5 + [-math.inf])
+    add("exact_f64_nan_and_infs.npy", "float64", [math.nan, math.inf, -math.inf])
+    add("exact_f32_inf_only.npy", "float32", [math.inf])
+    add("exact_f16_inf.bin", "float16", [65504.0] * 100 + [math.inf] + [-65504.0] * 7, raw=True)
+    add("exact_bf16_nan.bin", "bfloat16", bf16_values([0x3f80] * 50 + [0x7fc0] + [0xff80, 0x7f80] + [0xbf80] * 9),
+        raw=True)
+    # float16 and bfloat16 over their whole range. float16: positive values, two thirds in the top binade, so the
+    # sum (near 2^31.5) needs more than 53 bits from 2^-24 up; with cancelling pairs. bfloat16: random finite
+    # patterns of every exponent (sums near 2^127 with sticky bits down to 2^-133); with every value over 2^-20
+    # cancelled, leaving the sum of the small ones.
+    pats = [(30 << 10) | rng.getrandbits(10) if rng.random() < 2 / 3 else rng.randrange(0, 31 << 10)
+            for _ in range(98317)]
+    add("exact_f16_positive_98317.npy", "float16", f16_values(pats))
+    pats = [rng.randrange(0, 31 << 10) | (rng.getrandbits(1) << 15) for _ in range(20011)]
+    vals = f16_values(pats)
+    vals += [-v for v in vals if abs(v) >= 1.0]
+    rng.shuffle(vals)
+    add("exact_f16_cancel.npy", "float16", vals)
+    pats = [rng.randrange(0, 255 << 7) | (rng.getrandbits(1) << 15) for _ in range(65537)]
+    vals = bf16_values(pats)
+    add("exact_bf16_range_65537.bin", "bfloat16", vals, raw=True)
+    vals = vals + [-v for v in vals if abs(v) >= 2.0 ** -20]
+    rng.shuffle(vals)
+    add("exact_bf16_cancel.bin", "bfloat16", vals, raw=True)
+    # Random data: float32 from a normal distribution, float64 with exponents over -60..60 and random signs.
+    add("exact_f32_normal_200003.npy", "float32", as_f32([rng.gauss(0.0, 1.0) for _ in range(200003)]),
+        ops=("sum", "min", "max"))
+    add("exact_f64_random_100003.npy", "float64", [random_f64(rng, -60, 60) for _ in range(100003)],
+        ops=("sum", "min", "max"))
 
 
 # ---- the cases ---------------------------------------------------------------------------------------------
@@ -195,7 +435,7 @@ def main():
     rng = random.Random(a.seed)
     good, bad = [], []
 
-    def add_good(name, dtype, values, data, offset, args, ops=None, note=""):
+    def add_good(name, dtype, values, data, offset, args, ops=None, note="", variants=()):
         path = os.path.join(a.outdir, name)
         with open(path, "wb") as f:
             f.write(data)
@@ -205,40 +445,47 @@ def main():
         for op in ops:
             v, acc, extra = expected(dtype, op, values)
             exp[op] = dict(value=value_text(v), acc=acc, **extra)
-        good.append(dict(file=name, dtype=dtype, count=len(values), data_offset=offset, args=args, expect=exp,
-                         note=note))
+        entry = dict(file=name, dtype=dtype, count=len(values), data_offset=offset, args=args, expect=exp, note=note)
+        if variants:
+            entry["variants"] = [variant(dtype, op, vargs, values) for op, vargs in variants]
+        good.append(entry)
 
-    def add_npy(name, dtype, values, version=1, shape=None, fortran=False, tail=b"", ops=None, note="", descr=None):
+    def add_npy(name, dtype, values, version=1, shape=None, fortran=False, tail=b"", ops=None, note="", descr=None,
+                variants=()):
         head = npy_header(descr or DESCR[dtype], [len(values)] if shape is None else shape, fortran, version)
-        add_good(name, dtype, values, head + encode(dtype, values) + tail, len(head), [], ops, note)
+        add_good(name, dtype, values, head + encode(dtype, values) + tail, len(head), [], ops, note, variants)
 
-    def add_raw(name, dtype, values, offset=0, ops=None, note=""):
+    def add_raw(name, dtype, values, offset=0, ops=None, note="", variants=()):
         junk = bytes(rng.getrandbits(8) for _ in range(offset))
         args = ["--type", dtype] + (["--offset", str(offset)] if offset else [])
-        add_good(name, dtype, values, junk + encode(dtype, values), offset, args, ops, note)
+        add_good(name, dtype, values, junk + encode(dtype, values), offset, args, ops, note, variants)
 
-    def add_bad(name, data, args, error, op="sum"):
+    def add_bad(name, data, args, error, op="sum", error_re=None):
         if data is not None:
             with open(os.path.join(a.outdir, name), "wb") as f:
                 f.write(data)
-        bad.append(dict(file=name, args=args, op=op, error=error))
+        entry = dict(file=name, args=args, op=op, error=error)
+        if error_re:  # an error of the options: its one line matches error_re, with or without the file's name
+            entry.update(error_re=error_re, names_file=False)
+        bad.append(entry)
 
     # Large, prime sizes: not divisible by 2, 3 or 4.
     add_npy("int32_v1_1000003.npy", "int32", grid_values(rng, "int32", 1000003), 1)
     add_npy("float32_v2_1000003.npy", "float32", grid_values(rng, "float32", 1000003), 2)
-    add_npy("float64_v3_65537.npy", "float64", grid_values(rng, "float64", 65537), 3)
+    add_npy("float64_v3_65537.npy", "float64", grid_values(rng, "float64", 65537), 3, variants=[("sum", EXACT)])
     add_npy("int64_v1_65537.npy", "int64", grid_values(rng, "int64", 65537), 1)
-    add_npy("uint64_v2_65537.npy", "uint64", grid_values(rng, "uint64", 65537), 2)
+    add_npy("uint64_v2_65537.npy", "uint64", grid_values(rng, "uint64", 65537), 2, variants=[("sum", EXACT)])
     add_npy("uint32_v3_1021.npy", "uint32", grid_values(rng, "uint32", 1021), 3)
-    add_npy("float16_v1_12347.npy", "float16", grid_values(rng, "float16", 12347), 1)
+    add_npy("float16_v1_12347.npy", "float16", grid_values(rng, "float16", 12347), 1, variants=[("sum", EXACT)])
     add_npy("float32_v1_full_100003.npy", "float32", full_float32(rng, 100003), 1, ops=["sum", "min", "max"],
-            note="full-precision values: the sum is not exact in float64, checked against the bound")
+            note="full-precision values: the sum is not exact in float64, checked against the bound",
+            variants=[("sum", EXACT)])
     # The small integers (issue 18), and NumPy's bool read as uint8 0/1 (its sum counts the true entries).
     add_npy("int8_v1_100003.npy", "int8", grid_values(rng, "int8", 100003), 1)
     add_npy("uint8_v2_65537.npy", "uint8", grid_values(rng, "uint8", 65537), 2)
     add_npy("int16_v1_65537.npy", "int16", grid_values(rng, "int16", 65537), 1)
     add_npy("uint16_v3_1021.npy", "uint16", grid_values(rng, "uint16", 1021), 3)
-    add_npy("int8_v1_3x7x5.npy", "int8", grid_values(rng, "int8", 105), shape=[3, 7, 5])
+    add_npy("int8_v1_3x7x5.npy", "int8", grid_values(rng, "int8", 105), shape=[3, 7, 5], variants=[("sum", EXACT)])
     add_npy("bool_v1_10007.npy", "uint8", [rng.getrandbits(1) for _ in range(10007)], descr="|b1",
             ops=["sum", "min", "max", "bxor"])
     add_raw("raw_int16_1021.bin", "int16", grid_values(rng, "int16", 1021))
@@ -246,17 +493,19 @@ def main():
     # Small sizes, fewer elements than ranks, shapes.
     add_npy("int64_v1_scalar.npy", "int64", [-5], shape=[])
     add_npy("uint32_v1_2.npy", "uint32", [4000000000, 4000000000])
-    add_npy("int32_v2_3.npy", "int32", [-2147483648, 2147483647, -1])
-    add_npy("float64_v1_empty.npy", "float64", [], shape=[0], ops=["sum"])
+    add_npy("int32_v2_3.npy", "int32", [-2147483648, 2147483647, -1],
+            variants=[("sum", EXACT), ("min", EXACT), ("bxor", EXACT)])
+    add_npy("float64_v1_empty.npy", "float64", [], shape=[0], ops=["sum"], variants=[("sum", EXACT)])
     add_npy("int32_v1_empty_2x0.npy", "int32", [], shape=[2, 0], ops=["sum", "bxor"])
     add_npy("uint32_v1_2x3x5.npy", "uint32", grid_values(rng, "uint32", 30), shape=[2, 3, 5])
     add_npy("int64_v2_fortran_3x7.npy", "int64", grid_values(rng, "int64", 21), 2, shape=[3, 7], fortran=True)
     # Special float values.
-    add_npy("float64_v1_zeros.npy", "float64", [0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0])
-    add_npy("float32_v1_inf.npy", "float32", [1.5, -0.0, float("inf"), 2.0, -3.25, 0.0, 7.0])
+    add_npy("float64_v1_zeros.npy", "float64", [0.0, -0.0, 0.0, -0.0, 0.0, -0.0, 0.0],
+            variants=[("sum", EXACT), ("min", EXACT), ("max", EXACT)])
+    add_npy("float32_v1_inf.npy", "float32", [1.5, -0.0, float("inf"), 2.0, -3.25, 0.0, 7.0], variants=[("sum", EXACT)])
     add_npy("float32_v1_inf_minus_inf.npy", "float32", [1.0, float("inf"), 2.0, float("-inf"), 3.0],
-            ops=["sum"])
-    add_npy("float16_v1_nan.npy", "float16", [1.0, 2.0, float("nan"), 3.0, 4.0, 5.0, 6.0])
+            ops=["sum"], variants=[("sum", EXACT)])
+    add_npy("float16_v1_nan.npy", "float16", [1.0, 2.0, float("nan"), 3.0, 4.0, 5.0, 6.0], variants=[("sum", EXACT)])
     # A second array after the first (np.save twice into one file): numpy reads the first, so do we.
     second = npy_header("<i4", [3]) + encode("int32", [100, 200, 300])
     add_npy("int32_v1_then_another.npy", "int32", [1, 2, 3, 4, 5, 6, 7], tail=second,
@@ -267,11 +516,24 @@ def main():
     add_good("float32_npy_named.dat", "float32", vals, head + encode("float32", vals), len(head), [])
     # Raw files.
     add_raw("raw_int32_65537.bin", "int32", grid_values(rng, "int32", 65537))
-    add_raw("raw_float64_offset24_1021.bin", "float64", grid_values(rng, "float64", 1021), offset=24)
-    add_raw("raw_bfloat16_10007.bin", "bfloat16", grid_values(rng, "bfloat16", 10007))
+    add_raw("raw_float64_offset24_1021.bin", "float64", grid_values(rng, "float64", 1021), offset=24,
+            variants=[("sum", EXACT)])
+    add_raw("raw_bfloat16_10007.bin", "bfloat16", grid_values(rng, "bfloat16", 10007), variants=[("sum", EXACT)])
     add_raw("raw_uint64_7.bin", "uint64", grid_values(rng, "uint64", 7))
     add_raw("raw_float16_offset6_0.bin", "float16", [], offset=6, ops=["sum"])
     add_raw("raw_int32_1.bin", "int32", [-7])
+
+    # --acc exact (a generator of its own: the files above stay as they were).
+    def add_exact(name, dtype, values, raw=False, ops=("min", "max"), data=None, variants=()):
+        if raw:
+            add_good(name, dtype, values, encode(dtype, values) if data is None else data, 0, ["--type", dtype],
+                     list(ops), "", [("sum", EXACT)] + list(variants))
+        else:
+            head = npy_header(DESCR[dtype], [len(values)])
+            add_good(name, dtype, values, head + (encode(dtype, values) if data is None else data), len(head), [],
+                     list(ops), "", [("sum", EXACT)] + list(variants))
+
+    exact_files(random.Random(a.seed + 1), add_exact)
 
     # Bad files: each must fail on every rank with one line naming the file and the problem.
     f32 = encode("float32", [1.0] * 100)
@@ -303,6 +565,11 @@ def main():
     add_bad("raw_int32_65537.bin", None, [], "a raw binary file needs --type")
     add_bad("int32_v2_3.npy", None, ["--offset", "8"], "--offset is for raw files")
     add_bad("float16_v1_12347.npy", None, [], "--op bxor is not defined for the file's type float16", op="bxor")
+    # A product has no exact mode: the file's type (.npy) or --type (raw) is a float. One line naming both.
+    add_bad("exact_f64_cancel_1e308_60160.npy", None, EXACT, "a float product has no --acc exact", op="prod",
+            error_re="prod.*exact|exact.*prod")
+    add_bad("exact_bf16_nan.bin", None, ["--type", "bfloat16"] + EXACT, "a float product has no --acc exact",
+            op="prod", error_re="prod.*exact|exact.*prod")
     add_bad("no_such_file.npy", None, [], "cannot open")
     os.makedirs(os.path.join(a.outdir, "a_directory.npy"), exist_ok=True)
     add_bad("a_directory.npy", None, [], "it is a directory")
@@ -327,6 +594,8 @@ def main():
                            for op, e in g["expect"].items())
             f.write("good %s %s %d %d %s %s %s\n" % (g["file"], g["dtype"], g["count"], g["data_offset"], t, o, ops))
         for b in bad:
+            if not b.get("names_file", True):
+                continue  # an error of the options: test_input_read.c only opens files
             t = b["args"][b["args"].index("--type") + 1] if "--type" in b["args"] else "-"
             o = b["args"][b["args"].index("--offset") + 1] if "--offset" in b["args"] else "-"
             f.write("bad %s %s %s %s %s\n" % (b["file"], t, o, b["op"], b["error"]))

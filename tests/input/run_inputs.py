@@ -6,16 +6,21 @@ Usage:
   run_inputs.py --list [--inputs DIR]
 
 Suites: np1, np2, np3, np4 (good files: every file and op at 3 ranks; at 1, 2 and 4 ranks every file's sum and every
-op of the large files), errors (every bad case at 1 and 4 ranks).
+op of the large files; at every rank count every variant of a file, such as its --acc exact sum, the large files'
+with --threads 1, 3 and 7 on the CPU backend, which gives a thread 65536 elements at least), errors (every bad case
+at 1 and 4 ranks).
 
 A good case runs `mpiexec -np P dreduce --device cpu --format json --iters 2 --warmup 1 --input FILE --op OP [ARGS]`
 and passes when the exit status is 0, nothing but the expected warning is on stderr, and the JSON report's result
 has the manifest's accumulator type and value: exactly (integers, min/max, float sums of grid values: the exact
 sum is a float64), NaN for NaN, the sign of a zero kept, or within the manifest's bound where the exact sum is not
-a float64. A bad case passes when every rank exits with status 2, within the timeout, the message (one line naming
-the file and the problem) is printed exactly once, and no report is printed. With Open MPI every rank's status is
-collected (ranks run through a shell that prints it; orte_abort_on_non_zero_status off, so no rank is killed
-before it exits by itself); with another launcher only the launcher's status is checked.
+a float64. A variant (a run with extra arguments, such as --acc exact) passes the same way; where the manifest gives
+the result's bits (an exact sum rounded once to float64) the value must have exactly those bits (any NaN for a NaN:
+the report prints every NaN as nan), and config.acc must be the --acc given. A bad case passes when every rank exits
+with status 2, within the timeout, the message (one line naming the file and the problem; the problem alone for an
+error of the options, such as a product with --acc exact) is printed exactly once, and no report is printed. With
+Open MPI every rank's status is collected (ranks run through a shell that prints it; orte_abort_on_non_zero_status
+off, so no rank is killed before it exits by itself); with another launcher only the launcher's status is checked.
 
 Without --inputs the files are written to a temporary directory first. Python 3 standard library only. Exit
 status 0 if every case passed, else 1.
@@ -39,13 +44,19 @@ COMMON_ARGS = ["--format", "json", "--iters", "2", "--warmup", "1"]
 DEVICE = ["--device", "cpu"]  # --device gpu: the same cases on the GPU backend
 DEFAULT_TIMEOUT = 60.0
 LARGE = 60000  # files with at least this many elements run every op at every rank count
+THREADS = (1, 3, 7)  # --threads of the CPU backend for the large files' variants (else each variant runs once)
 EXIT_TAG = "dreduce-rank-exit"
 
 
 class Case:
-    def __init__(self, name, np, file, args, op=None, expect=None, error=None, warning=False):
+    def __init__(self, name, np, file, args, op=None, expect=None, error=None, warning=False, names_file=True,
+                 error_re=None):
         self.name, self.np, self.file, self.args, self.op = name, np, file, args, op
-        self.expect, self.error, self.warning = expect, error, warning
+        self.expect, self.error, self.warning, self.names_file = expect, error, warning, names_file
+        self.error_re = error_re  # the message: a line matching this regex (else one containing `error`)
+
+    def is_message(self, line):
+        return re.search(self.error_re, line) is not None if self.error_re else self.error in line
 
 
 def load_manifest(inputs):
@@ -60,6 +71,12 @@ def good_cases(m, inputs, np, all_ops):
         for op in ops:
             cases.append(Case("np%d %s %s" % (np, g["file"], op), np, os.path.join(inputs, g["file"]), g["args"],
                               op=op, expect=g["expect"][op], warning="second array" in g.get("note", "")))
+        for v in g.get("variants", []):
+            for t in (THREADS if DEVICE[1] == "cpu" and g["count"] >= LARGE else (None,)):
+                threads = ["--threads", str(t)] if t else []
+                cases.append(Case("np%d %s %s %s" % (np, g["file"], v["op"], " ".join(v["args"] + threads)), np,
+                                  os.path.join(inputs, g["file"]), g["args"] + v["args"] + threads, op=v["op"],
+                                  expect=v, warning="second array" in g.get("note", "")))
     return cases
 
 
@@ -68,7 +85,8 @@ def error_cases(m, inputs):
     for np in (1, 4):
         for b in m["bad"]:
             cases.append(Case("np%d bad %s %s" % (np, b["file"], " ".join(b["args"])), np,
-                              os.path.join(inputs, b["file"]), b["args"], op=b["op"], error=b["error"]))
+                              os.path.join(inputs, b["file"]), b["args"], op=b["op"], error=b["error"],
+                              names_file=b.get("names_file", True), error_re=b.get("error_re")))
     return cases
 
 
@@ -110,6 +128,8 @@ def same_value(text, expect):
         return False
     if w != w:
         return got != got
+    if "bits" in expect:  # an exact sum rounded once: these bits and no others
+        return float_bits(got) == int(expect["bits"], 16)
     if "bound" in expect:
         return abs(got - w) <= float(expect["bound"])
     if expect["acc"] == "float32":  # printed with 9 digits: the nearest float32 is the value
@@ -146,6 +166,11 @@ def check(case, rc, out, err, open_mpi):
             problems.append("result.value %r, expected %s%s" % (res.get("value"), case.expect["value"],
                                                                  " within %s" % case.expect["bound"]
                                                                  if "bound" in case.expect else " exactly"))
+        if "--acc" in case.args:
+            acc = case.args[case.args.index("--acc") + 1]
+            conf = doc.get("config", {}) if isinstance(doc, dict) else {}
+            if conf.get("acc") != acc:
+                problems.append("config.acc %r, expected %r" % (conf.get("acc"), acc))
         ver = doc.get("verification", {}) if isinstance(doc, dict) else {}
         if ver.get("pass") is not True:
             problems.append("verification did not pass: %r" % (ver,))
@@ -155,12 +180,13 @@ def check(case, rc, out, err, open_mpi):
                 problems.append("rank exit statuses %s, expected 2 on all %d ranks" % (statuses, case.np))
         elif rc != 2:
             problems.append("exit status %s, expected 2" % rc)
-        hits = [l for l in err_lines if case.error in l]
+        hits = [l for l in err_lines if case.is_message(l)]
         if len(hits) != 1:
-            problems.append("the message %r was printed %d times, expected once" % (case.error, len(hits)))
-        elif "dreduce: error:" not in hits[0] or case.file not in hits[0]:
+            problems.append("the message %r was printed %d times, expected once" % (case.error_re or case.error,
+                                                                                     len(hits)))
+        elif "dreduce: error:" not in hits[0] or (case.names_file and case.file not in hits[0]):
             problems.append("the message does not name the file: %r" % hits[0])
-        others = [l for l in err_lines if l.strip() and case.error not in l]
+        others = [l for l in err_lines if l.strip() and not case.is_message(l)]
         if others:
             problems.append("other lines on stderr: %r" % others[:3])
         if out.strip():
