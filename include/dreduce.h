@@ -14,7 +14,8 @@
  *     dreduce_destroy(ctx);                                                 collective
  *
  * Types and ops are the enums of dreduce/types.h (shared with the command line); results come in the accumulator
- * kind dr_acc_select(dtype, op, cfg.acc_mode) picks (int32 sums in int64, float sums in float64 by default, ...).
+ * kind dr_acc_select(dtype, op, cfg.acc_mode) picks (int32 sums in int64, float sums in float64 by default, ...), or
+ * for an exact sum (DR_ACC_MODE_EXACT) as its float64 rounding: dr_acc_result_kind of that kind.
  *
  * Collectives. dreduce_create, dreduce_prepare, dreduce_reduce, dreduce_reduce_file, dreduce_file_inspect and
  * dreduce_destroy are collective over the context's communicator: every rank calls them in the same order, with the
@@ -100,7 +101,9 @@ typedef struct {
                                   process's CPUs and memory next to its GPU through hwloc */
     dr_kernel_t kernel;        /* DR_KERNEL_MULTIPASS (default) or a teaching level */
     int block;                 /* threads per block, a power of two in 32..1024; 0 (default): by kernel and size */
-    dr_acc_mode_t acc_mode;    /* float sums/products in float64 (WIDE, default) or the input type (NATIVE) */
+    dr_acc_mode_t acc_mode;    /* float sums/products in float64 (WIDE, default) or the input type (NATIVE); float
+                                  sums exactly, rounded once to float64 (MODE_EXACT; a float product is then
+                                  DR_ERR_USAGE, and kernel must be MULTIPASS) */
     dr_combine_mode_t combine; /* HIER (default) or FLAT */
     dr_staging_t staging;      /* AUTO (default): the faster of DEVICE and MAPPED, measured once at create on a
                                   CUDA-aware MPI with several ranks; MAPPED on one rank or without CUDA-awareness.
@@ -115,7 +118,7 @@ typedef struct {
                                   overlapped (default 64 MiB) */
 } dreduce_config_t;
 
-/* A reduced value, in its accumulator kind. */
+/* A reduced value, in its accumulator kind (float64 for an exact sum: dr_acc_result_kind). */
 typedef struct {
     dr_acc_kind_t kind;
     dr_value_t value;

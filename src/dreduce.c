@@ -483,8 +483,9 @@ static void inject_faults(dreduce_context_t *ctx)
         _exit(9);
     }
     if (dr_fault("corrupt", rank)) {
-        const size_t size = ctx->comb.size;
-        /* The top byte: an exponent bit of a float, far outside any bound (an exact sum: its top word's sign). */
+        /* The top byte's lowest bit: an exponent bit of a float, far outside any bound; of an exact sum, a bit of
+         * its top word (2^2144 and more). */
+        const size_t size = ctx->comb.acc == DR_ACC_EXACT ? 8 * DR_EXACT_WORDS : ctx->comb.size;
         if (ctx->is_gpu) {
             dr_partial_t v;
             if (dr_gpu_read_partial(&ctx->gpu, &v) != DR_OK) return;
