@@ -70,8 +70,12 @@ DR_REDUCTION_TABLE
 #undef X
 
 /* Exact sums: every element into one dr_exact_t (accum.h), normalized every DR_EXACT_ADDS elements and at the end.
- * No lanes: the adds are integer adds into three words each, not a chain of roundings, and any order gives the same
- * bits. */
+ * No lanes: the adds are integer adds into two or three words each, not a chain of roundings, and any order gives
+ * the same bits. The float32 family adds from float32 bits (dr_exact_add_f32), float64 from its own. */
+#define DR_EXACT_ADD_FLOAT32 dr_exact_add_f32
+#define DR_EXACT_ADD_FLOAT16 dr_exact_add_f32
+#define DR_EXACT_ADD_BFLOAT16 dr_exact_add_f32
+#define DR_EXACT_ADD_FLOAT64 dr_exact_add_f64
 #define X(DT, OP, op, ACC, acc)                                                                                \
     static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, dr_partial_t *out)        \
     {                                                                                                          \
@@ -80,7 +84,7 @@ DR_REDUCTION_TABLE
         dr_exact_zero(a);                                                                                      \
         for (size_t i = begin; i < end;) {                                                                     \
             const size_t stop = end - i > DR_EXACT_ADDS ? i + DR_EXACT_ADDS : end;                             \
-            for (; i < stop; ++i) dr_exact_add_f64(a, (double)DR_WIDEN_##DT(p[i]));                            \
+            for (; i < stop; ++i) DR_EXACT_ADD_##DT(a, DR_WIDEN_##DT(p[i]));                                   \
             dr_exact_normalize(a);                                                                             \
         }                                                                                                      \
     }
