@@ -134,6 +134,20 @@ template <class Op, class Acc> __device__ __forceinline__ Acc dr_block_reduce(Ac
     return v;
 }
 
+/* Run query() with `device` current, then make the caller's device current again. The first error. */
+template <class F> cudaError_t dr_on_device(int device, F query)
+{
+    int current = 0;
+    cudaError_t err = cudaGetDevice(&current);
+    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
+    if (err == cudaSuccess) err = query();
+    if (current != device) {
+        cudaError_t back = cudaSetDevice(current);
+        if (err == cudaSuccess) err = back;
+    }
+    return err;
+}
+
 #define DR_ROW_MATCHES(r, DT, OP, ACC) ((r)->dtype == DR_##DT && (r)->op == DR_##OP && (r)->acc == DR_ACC_##ACC)
 
 /* Table-driven dispatch: calls f.call<In, Acc, Op>() for the row matching (r->dtype, r->op, r->acc), the only place

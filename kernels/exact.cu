@@ -350,41 +350,11 @@ size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 size_t smem_bytes(int block) { return (size_t)(block / 32) * kWords * sizeof(unsigned long long); }
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* Run query() with `device` current, then make the caller's device current again. The first error. (As
- * multipass.cu's; the two could share one in common code.) */
-template <class F> cudaError_t on_device(int device, F query)
-{
-    int current = 0;
-    cudaError_t err = cudaGetDevice(&current);
-    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
-    if (err == cudaSuccess) err = query();
-    if (current != device) {
-        cudaError_t back = cudaSetDevice(current);
-        if (err == cudaSuccess) err = back;
-    }
-    return err;
-}
-
 /* Blocks of `block` threads of exact_kernel<In> that fill `device` once, cached per (device, log2(block)). */
 template <class In> cudaError_t resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    int lg = 0;
-    while ((1 << lg) < block) ++lg;
-    if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
-    if (cached[device][lg] == 0) {
-        int sms = 0, per_sm = 0;
-        cudaError_t err = on_device(device, [&] {
-            cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-            if (e == cudaSuccess)
-                e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, exact_kernel<In>, block, smem_bytes(block));
-            return e;
-        });
-        if (err != cudaSuccess) return err;
-        cached[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
-    }
-    *out = (size_t)cached[device][lg];
-    return cudaSuccess;
+    return dr_gpu_fill_grid((const void *)exact_kernel<In>, smem_bytes(block), INT_MAX, device, block, cached, out);
 }
 
 template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)

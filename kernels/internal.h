@@ -20,4 +20,10 @@ DR_DECLARE_LEVEL(multipass)
 DR_DECLARE_LEVEL(exact)
 #undef DR_DECLARE_LEVEL
 
+/* Blocks of `block` threads of `kernel` (with `smem` bytes of dynamic shared memory, at most `max_per_sm` per SM)
+ * that fill `device` once, for multipass's kernels and the exact path's (kernels/launch.cu). `cache` is the kernel's
+ * own table, [device][log2(block)]. */
+cudaError_t dr_gpu_fill_grid(const void *kernel, size_t smem, int max_per_sm, int device, int block, int (*cache)[11],
+                             size_t *out);
+
 #endif

@@ -53,6 +53,33 @@ extern "C" cudaError_t dr_gpu_reduce(const dr_gpu_reduce_t *r, const dr_gpu_plan
     }
 }
 
+/* Blocks of `block` threads of `kernel` (with `smem` bytes of dynamic shared memory, at most `max_per_sm` per SM)
+ * that fill `device` once. `cache` is the kernel's own table, [device][log2(block)]. The opt-in to more than 48 KiB
+ * of dynamic shared memory is made here, once per device: a cudaDeviceReset between planning and launching would
+ * undo it (and is not supported: it also frees every buffer of a plan). */
+cudaError_t dr_gpu_fill_grid(const void *kernel, size_t smem, int max_per_sm, int device, int block,
+                             int (*cache)[11], size_t *out)
+{
+    int lg = 0;
+    while ((1 << lg) < block) ++lg;
+    if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
+    if (cache[device][lg] == 0) {
+        int sms = 0, per_sm = 0;
+        cudaError_t err = dr_on_device(device, [&] {
+            cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+            if (e == cudaSuccess && smem > 48 * 1024) /* past the default limit: opt in */
+                e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
+            return e;
+        });
+        if (err != cudaSuccess) return err;
+        if (per_sm > max_per_sm) per_sm = max_per_sm;
+        cache[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
+    }
+    *out = (size_t)cache[device][lg];
+    return cudaSuccess;
+}
+
 namespace {
 
 #define DR_GEN_KERNEL(name, T, gen)                                                                            \

@@ -260,59 +260,18 @@ uint64_t log2_ceil(uint64_t x)
     return lg;
 }
 
-/* Run query() with `device` current, then make the caller's device current again. The first error. */
-template <class F> cudaError_t on_device(int device, F query)
-{
-    int current = 0;
-    cudaError_t err = cudaGetDevice(&current);
-    if (err == cudaSuccess && current != device) err = cudaSetDevice(device);
-    if (err == cudaSuccess) err = query();
-    if (current != device) {
-        cudaError_t back = cudaSetDevice(current);
-        if (err == cudaSuccess) err = back;
-    }
-    return err;
-}
-
-/* Blocks of `block` threads of `kernel` (with `smem` bytes of dynamic shared memory, at most `max_per_sm` per SM)
- * that fill `device` once. `cache` is the kernel's own table, [device][log2(block)]. The opt-in to more than 48 KiB
- * of dynamic shared memory is made here, once per device: a cudaDeviceReset between planning and launching would
- * undo it (and is not supported: it also frees every buffer of a plan). */
-cudaError_t fill_grid(const void *kernel, size_t smem, int max_per_sm, int device, int block, int (*cache)[11],
-                      size_t *out)
-{
-    int lg = 0;
-    while ((1 << lg) < block) ++lg;
-    if (device < 0 || device >= 64 || lg > 10) return cudaErrorInvalidValue;
-    if (cache[device][lg] == 0) {
-        int sms = 0, per_sm = 0;
-        cudaError_t err = on_device(device, [&] {
-            cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-            if (e == cudaSuccess && smem > 48 * 1024) /* past the default limit: opt in */
-                e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-            if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
-            return e;
-        });
-        if (err != cudaSuccess) return err;
-        if (per_sm > max_per_sm) per_sm = max_per_sm;
-        cache[device][lg] = sms * (per_sm > 0 ? per_sm : 1);
-    }
-    *out = (size_t)cache[device][lg];
-    return cudaSuccess;
-}
-
 /* The register kernel's full grid, cached per (row, device, block). */
 template <class In, class Acc, class Op> cudaError_t resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    return fill_grid((const void *)multipass_kernel<In, Acc, Op>, 0, 1 << 30, device, block, cached, out);
+    return dr_gpu_fill_grid((const void *)multipass_kernel<In, Acc, Op>, 0, 1 << 30, device, block, cached, out);
 }
 
 /* The bulk kernel's: its stages in dynamic shared memory, kBulkBlocksPerSm at most. */
 template <class In, class Acc, class Op> cudaError_t bulk_resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    return fill_grid((const void *)multipass_bulk_kernel<In, Acc, Op>, (size_t)kBulkStages * kBulkStageBytes,
+    return dr_gpu_fill_grid((const void *)multipass_bulk_kernel<In, Acc, Op>, (size_t)kBulkStages * kBulkStageBytes,
                      kBulkBlocksPerSm, device, block, cached, out);
 }
 
@@ -442,7 +401,7 @@ extern "C" cudaError_t dr_gpu_hopper_paths(int device, int *yes)
     if (cached[device] == 0) {
         int launch = 0;
         cudaFuncAttributes attr;
-        cudaError_t err = on_device(device, [&] {
+        cudaError_t err = dr_on_device(device, [&] {
             cudaError_t e = cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, device);
             if (e == cudaSuccess) e = cudaFuncGetAttributes(&attr, arch_probe);
             return e;
