@@ -12,22 +12,15 @@
  * a bound below needs them), each thread walking its grid-stride share of the input as multipass does (elements
  * before the first 16-byte boundary, 16-byte vectors four in flight, a tail). Three levels of accumulation:
  *
- *   1. A thread keeps a window in registers: a 160-bit two's-complement integer in five 32-bit limbs, limb j
- *      weighing 2^(32 (base + j) - 1074). An element, widened to float64, is sign * m * 2^p in units of 2^-1074 with
- *      m < 2^53 (the significand with its implicit bit) and p = max(biased exponent, 1) - 1 in 0..2045: the same
- *      decomposition as dr_exact_split_f64, whose term sits at word k = p / 32, shifted left by s = p % 32. If
- *      k is base or base + 1, the term m << (s + 32 (k - base)) < 2^116 fits limbs 0..3 and is added with one carry
- *      chain (add.cc/addc): a negative term as its complement ~M = -M - 1 with one added to a count of negative
- *      terms, `nneg`, that the flush adds back, so no conditional carry-in is needed. Otherwise (a miss) the window
- *      is flushed and rebased to k (or k - 1 when k is above the window, so a run going up keeps its lower
- *      neighbour). Zeros, infinities and NaNs add nothing: infinities and NaNs set flags, and every element's bits
- *      are ORed (sign bit flipped) into a word that says whether a term other than -0.0 was seen. A round of
- *      vectors first adds each element that fits (window_try: no flush, no atomics), then the others one by one
- *      (window_add), so the flush's code is there once a round, not once an element; the order does not matter.
- *   2. A flush adds `nneg` into the window (a 160-bit add), then adds its five limbs into the warp's 68 words in
- *      shared memory with 64-bit shared atomics (two's complement wrap makes the unsigned add a signed one): limbs
- *      0..3 as digits in [0, 2^32), limb 4 sign-extended (small: see the bounds). Each warp has its own words, so 32
- *      lanes contend at most. Every thread flushes once more when its walk ends.
+ *   1. A thread adds what it reads as kernels/exact_window.cuh describes: the elements in its window of binades (and
+ *      zeros) into float64 accumulators that cannot round, a round (kUnroll vectors) at a time; each round's sums,
+ *      as integers, into a 128-bit integer V in registers; the rare other elements (out of the window, infinities,
+ *      NaNs) straight into the warp's words, after which the window moves to them. Every element's bits are ORed
+ *      (sign bit flipped) into a word that says whether a term other than -0.0 was seen.
+ *   2. The warp's 68 words are in shared memory and take 64-bit shared atomics (two's complement wrap makes the
+ *      unsigned add a signed one): V when the window moves and when the walk ends (five limbs: four digits below
+ *      2^32 and a small signed top), and a missed element's three digits. Each warp has its own words, so 32 lanes
+ *      contend at most.
  *   3. At the block's end each word of the block total is, over the block's warps, the warp word's low digit plus
  *      the carry (floor(word / 2^32)) of the warp's word below (word 67 whole): the warps' words half-normalized and
  *      summed in one step, by threads 0..67. One thread normalizes that total with dr_exact_normalize, the host's
@@ -38,16 +31,13 @@
  *
  * Bounds (no int64 overflows; DR_EXACT_ADDS in accum.h is the host's):
  *   - the plan gives every thread at most 2^23 + 10 elements (grid >= n / (block 2^23): a head element, 2^23
- *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so fewer than 2^24 adds
- *     and 2^24 + 1 flushes per thread, and no count is needed in the loop;
- *   - window: each add is in [-2^116, 2^116), so the window stays below 2^140 in magnitude, far inside 160 bits;
- *     nneg < 2^24 fits its 32 bits. At a flush limbs 0..3 are below 2^32 and limb 4 (the window over 2^128) at
- *     most 2^12 in magnitude;
- *   - warp word: a flush adds less than 2^32 in magnitude to each of five consecutive words, so a word takes at most
- *     32 lanes x (2^24 + 1) < 2^30 adds (DR_EXACT_ADDS) between normalizations: below 2^62 in magnitude. Word 67
- *     takes only limb 4 (base is at most 63): below 2^42;
- *   - block total: per warp, a digit below 2^32 plus a carry below 2^30 in magnitude (word 67: below 2^43), summed
- *     over at most 32 warps: below 2^48;
+ *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so no count is needed in
+ *     the loop; exact_window.cuh's bounds follow from it: V stays below 2^121, and a lane adds to a word fewer than
+ *     2^25 times (a flush a round, a missed element's digits, the last flush), each less than 2^32 in magnitude;
+ *   - warp word: 32 lanes x 2^25 < 2^30 adds (DR_EXACT_ADDS) between normalizations: below 2^62 in magnitude. Word
+ *     67 takes none (the highest word a flush or a direct add reaches is 66);
+ *   - block total: per warp, a digit below 2^32 plus a carry below 2^30 in magnitude, summed over at most 32
+ *     warps: below 2^48;
  *   - last block: each partial is normalized: words 0..66 digits below 2^32, word 67 at most 2^18 in magnitude (a
  *     sum of at most 2^64 float64s is below 2^1088 = 2^(2162 - 1074)); summed over fewer than 2^31 blocks (the plan
  *     refuses a larger grid): below 2^63.
@@ -60,6 +50,7 @@
 #include <limits.h>
 
 #include "common.cuh"
+#include "exact_window.cuh"
 #include "internal.h"
 
 namespace {
@@ -71,159 +62,36 @@ constexpr int kWalkLog2 = 23;               /* the plan: at most 2^23 + 10 eleme
 constexpr int kRoundsPerThread = 2;         /* rounds of kUnroll vectors per thread before a second block is
                                                worth it: a first guess (a block's end costs more than multipass's),
                                                to be measured */
-constexpr int kWindowBase = 31;             /* the window's first word: [2^-30, 2^34) fits without a flush */
 constexpr int kPartialWords = sizeof(dr_exact_t) / 8; /* a partial's stride in 64-bit words (68 words, flags) */
 static_assert(sizeof(dr_exact_t) == 8 * (kWords + 1), "dr_exact_t: 68 words, then flags and pad");
 
-/* A thread's register window: a 160-bit two's-complement integer (l0 lowest) plus nneg, weighing
- * 2^(32 base - 1074) at l0. */
-struct window_t {
-    uint32_t l0, l1, l2, l3, l4;
-    uint32_t nneg; /* negative terms added as ~M = -M - 1: the window's value is l + nneg */
-    int base;      /* 0..63, so l4's word base + 4 is at most 67 */
+/* The element family of each input type (exact_window.cuh). */
+template <class In> struct family_of;
+template <> struct family_of<double> { static const int value = DR_XW_F64; };
+template <> struct family_of<float> { static const int value = DR_XW_F32; };
+template <> struct family_of<dr_f16_t> { static const int value = DR_XW_F16; };
+template <> struct family_of<dr_bf16_t> { static const int value = DR_XW_BF16; };
+
+/* The warp's words in shared memory, as exact_window.cuh's sink: 64-bit shared atomics (two's complement wrap
+ * makes the unsigned add a signed one). */
+struct warp_words {
+    unsigned long long *w;
+    __host__ __device__ void add(int i, long long v) const
+    {
+#if defined(__CUDA_ARCH__)
+        atomicAdd(w + i, (unsigned long long)v);
+#else
+        (void)i, (void)v;
+#endif
+    }
 };
 
-/* l += a (160 bits, one carry chain: the carry flag does not survive between asm statements). */
-__device__ __forceinline__ void add160(window_t &w, uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t a4)
-{
-    asm("add.cc.u32 %0, %0, %5;\n\t"
-        "addc.cc.u32 %1, %1, %6;\n\t"
-        "addc.cc.u32 %2, %2, %7;\n\t"
-        "addc.cc.u32 %3, %3, %8;\n\t"
-        "addc.u32 %4, %4, %9;"
-        : "+r"(w.l0), "+r"(w.l1), "+r"(w.l2), "+r"(w.l3), "+r"(w.l4)
-        : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(a4));
-}
-
-/* Add the window into the warp's words s_w (each add below 2^32 in magnitude) and empty it. */
-__device__ __forceinline__ void window_flush(window_t &w, unsigned long long *s_w)
-{
-    add160(w, w.nneg, 0u, 0u, 0u, 0u);
-    unsigned long long *d = s_w + w.base;
-    if (w.l0) atomicAdd(d, (unsigned long long)w.l0);
-    if (w.l1) atomicAdd(d + 1, (unsigned long long)w.l1);
-    if (w.l2) atomicAdd(d + 2, (unsigned long long)w.l2);
-    if (w.l3) atomicAdd(d + 3, (unsigned long long)w.l3);
-    if (w.l4) atomicAdd(d + 4, (unsigned long long)(long long)(int32_t)w.l4); /* the signed top limb */
-    w.l0 = w.l1 = w.l2 = w.l3 = w.l4 = w.nneg = 0;
-}
-
-/* Add x (an element widened to float64) to the window, flushing it first if x's term does not fit: the whole rule,
- * for elements read one by one and those window_try leaves. `nonneg0` collects the bits of every element with the
- * sign flipped (nonzero once a term other than -0.0 was seen), `flags` the infinities and NaNs. */
-__device__ __forceinline__ void window_add(window_t &w, unsigned long long *s_w, double x, uint32_t &nonneg0,
-                                           uint32_t &flags)
-{
-    const uint32_t lo = (uint32_t)__double2loint(x), hi = (uint32_t)__double2hiint(x);
-    nonneg0 |= (hi ^ 0x80000000u) | lo;
-    const uint32_t e = (hi >> 20) & 0x7ffu;
-    const uint32_t mhi = (hi & 0xfffffu) | (e ? 0x100000u : 0u); /* m = mhi:lo, with the implicit bit */
-    const uint32_t p = e ? e - 1 : 0;                            /* m's lowest bit, in units of 2^-1074 */
-    const int k = (int)(p >> 5);
-    const uint32_t s = p & 31u;
-    if (e == 0x7ffu) {
-        flags |= ((hi & 0xfffffu) | lo) ? DR_EXACT_NAN : (hi >> 31) ? DR_EXACT_NEG_INF : DR_EXACT_POS_INF;
-        return;
-    }
-    if ((mhi | lo) == 0) return; /* +-0 */
-    int up = k - w.base;
-    if ((unsigned)up > 1u) { /* a miss */
-        window_flush(w, s_w);
-        w.base = k > w.base ? k - 1 : k;
-        up = k - w.base;
-    }
-    const uint32_t t0 = lo << s, t1 = __funnelshift_l(lo, mhi, s), t2 = __funnelshift_l(mhi, 0u, s); /* m << s */
-    const uint32_t neg = (uint32_t)((int32_t)hi >> 31); /* all ones for a negative term */
-    const uint32_t c0 = t0 ^ neg, c1 = t1 ^ neg, c2 = t2 ^ neg; /* the term, or its complement */
-    add160(w, up ? neg : c0, up ? c0 : c1, up ? c1 : c2, up ? c2 : neg, neg); /* limbs up .. up + 2, sign above */
-    w.nneg -= neg; /* + 1 when negative */
-}
-
-/* The inner loop's part of window_add, with no flush: add x if its term fits the window or is zero (then it
- * adds 0, or -1 and 1 for -0.0, wherever it lands); return 1, adding nothing, if it is a miss, an infinity or a NaN,
- * which the caller then passes to window_add. */
-__device__ __forceinline__ uint32_t window_try(window_t &w, double x, uint32_t &nonneg0)
-{
-    const uint32_t lo = (uint32_t)__double2loint(x), hi = (uint32_t)__double2hiint(x);
-    nonneg0 |= (hi ^ 0x80000000u) | lo;
-    const uint32_t e = (hi >> 20) & 0x7ffu;
-    const uint32_t mhi = (hi & 0xfffffu) | (e ? 0x100000u : 0u);
-    const uint32_t p = e ? e - 1 : 0;
-    const int up = (int)(p >> 5) - w.base;
-    const uint32_t s = p & 31u;
-    const bool fits = e != 0x7ffu && ((unsigned)up <= 1u || ((hi & 0x7fffffffu) | lo) == 0);
-    const uint32_t t0 = lo << s, t1 = __funnelshift_l(lo, mhi, s), t2 = __funnelshift_l(mhi, 0u, s);
-    const uint32_t neg = (uint32_t)((int32_t)hi >> 31);
-    const uint32_t c0 = t0 ^ neg, c1 = t1 ^ neg, c2 = t2 ^ neg;
-    if (fits) {
-        add160(w, up ? neg : c0, up ? c0 : c1, up ? c1 : c2, up ? c2 : neg, neg);
-        w.nneg -= neg;
-    }
-    return fits ? 0u : 1u;
-}
-
-/* 32-bit word i of vectors v[0..N) (compare-and-select: an index only known at run time would put v in local
- * memory). */
-template <int N> __device__ __forceinline__ uint32_t word_at(const uint4 (&v)[N], int i)
-{
-    uint32_t r = 0;
-#pragma unroll
-    for (int q = 0; q < N; ++q) {
-        r = i == 4 * q ? v[q].x : r;
-        r = i == 4 * q + 1 ? v[q].y : r;
-        r = i == 4 * q + 2 ? v[q].z : r;
-        r = i == 4 * q + 3 ? v[q].w : r;
-    }
-    return r;
-}
-
-/* Element b of vectors v[0..N), widened to float64. */
-template <class In, int N> __device__ __forceinline__ double element_at(const uint4 (&v)[N], int b)
-{
-    In x;
-    if constexpr (sizeof(In) == 8) {
-        const uint64_t u = (uint64_t)word_at(v, 2 * b + 1) << 32 | word_at(v, 2 * b);
-        memcpy(&x, &u, 8);
-    } else if constexpr (sizeof(In) == 4) {
-        const uint32_t u = word_at(v, b);
-        memcpy(&x, &u, 4);
-    } else {
-        const uint16_t u = (uint16_t)(word_at(v, b >> 1) >> (16 * (b & 1)));
-        memcpy(&x, &u, 2);
-    }
-    return dr_widen<double>(x);
-}
-
-/* Add every element of vectors v[0..N): first each element whose term fits (window_try, unrolled, no branches),
- * then the others one by one (window_add, one copy per call site: a miss flushes, and atomics are large code). The
- * order of adds does not matter. */
-template <class In, int N>
-__device__ __forceinline__ void add_vectors(window_t &w, unsigned long long *s_w, const uint4 (&v)[N],
-                                            uint32_t &nonneg0, uint32_t &flags)
-{
-    constexpr int kVec = 16 / sizeof(In);
-    static_assert(N * kVec <= 32, "one bit per element");
-    uint32_t left = 0;
-#pragma unroll
-    for (int u = 0; u < N; ++u) {
-        In e[kVec];
-        memcpy(e, &v[u], 16);
-#pragma unroll
-        for (int j = 0; j < kVec; ++j) left |= window_try(w, dr_widen<double>(e[j]), nonneg0) << (u * kVec + j);
-    }
-    while (left) {
-        const int b = __ffs(left) - 1;
-        left &= left - 1;
-        window_add(w, s_w, element_at<In>(v, b), nonneg0, flags);
-    }
-}
-
-/* This thread's share of the grid-stride walk over g_in[0..n): head, 16-byte vectors (kUnroll in flight), tail; as
- * multipass's accumulate(). */
+/* This thread's share of the grid-stride walk over g_in[0..n): head, 16-byte vectors (kUnroll in flight, one round
+ * each), tail; as multipass's accumulate(). */
 template <class In>
-__device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, window_t &w, unsigned long long *s_w,
-                                     uint32_t &nonneg0, uint32_t &flags)
+__device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, dr_xw_t &w, const warp_words &sink)
 {
+    constexpr int F = family_of<In>::value;
     constexpr size_t kVec = 16 / sizeof(In);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
@@ -231,7 +99,7 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, wind
     if (head > n) head = n;
     const size_t nvec = (n - head) / kVec;
 
-    if (tid < head) window_add(w, s_w, dr_widen<double>(g_in[tid]), nonneg0, flags); /* head < kVec <= nthreads */
+    if (tid < head) dr_xw_add_one(w, dr_widen<double>(g_in[tid]), sink); /* head < kVec <= nthreads */
 
     const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
     size_t i = tid;
@@ -239,15 +107,15 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, wind
         uint4 v[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
-        add_vectors<In>(w, s_w, v, nonneg0, flags);
+        dr_xw_add_vectors<F>(w, v, sink);
     }
     for (; i < nvec; i += nthreads) {
         const uint4 v[1] = {__ldg(g_vec + i)};
-        add_vectors<In>(w, s_w, v, nonneg0, flags);
+        dr_xw_add_vectors<F>(w, v, sink);
     }
 
     const size_t t = head + nvec * kVec + tid; /* tail: fewer than kVec elements */
-    if (t < n) window_add(w, s_w, dr_widen<double>(g_in[t]), nonneg0, flags);
+    if (t < n) dr_xw_add_one(w, dr_widen<double>(g_in[t]), sink);
 }
 
 /* OR over the 32 lanes of a full warp (every lane calling); every lane gets the result. */
@@ -286,11 +154,13 @@ __global__ void __launch_bounds__(1024)
     if (threadIdx.x == 0) s_flags = 0;
     __syncthreads(); /* s_flags is zero before any lane ORs into it (the warp's own words needed only a warp) */
 
-    window_t w = {0u, 0u, 0u, 0u, 0u, 0u, kWindowBase};
-    uint32_t nonneg0 = 0, flags = 0;
-    walk<In>(g_in, n, w, s_w, nonneg0, flags);
-    window_flush(w, s_w);
-    flags = warp_or(flags | (nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u));
+    constexpr int F = family_of<In>::value;
+    dr_xw_t w;
+    dr_xw_init<F>(w);
+    const warp_words sink = {s_w};
+    walk<In>(g_in, n, w, sink);
+    dr_xw_flush<F>(w, sink);
+    const uint32_t flags = warp_or(w.flags | (w.nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u));
     if (lane == 0 && flags) atomicOr(&s_flags, flags);
     __syncthreads(); /* every flush and flag is in */
 

@@ -1,0 +1,358 @@
+/* The first level of the exact-sum kernel (kernels/exact.cu): what one thread does with the elements it reads, until
+ * they are integers in its warp's 68 words (a dr_exact_t's words, include/dreduce/accum.h "Exact sums"). Host and
+ * device code alike, so tests/unit/test_exact_window.cu runs every branch of it on the CPU (CI has no GPU) against
+ * accum.h's dr_exact_add_f64.
+ *
+ * The cost that matters is per element: the H200 issues about 16.7 T integer operations a second, so a float32 read
+ * at 4.6 TB/s leaves about 14 integer operations per element and a float64 about 29. The first kernel split every
+ * element into 32-bit digits in registers (about 40 integer operations each) and ran at 37% (float32) and 68-75%
+ * (float64) of `wide`'s bandwidth. Here the common element costs a handful of integer operations and a few float64
+ * additions, which run on their own pipe, and are exact by construction:
+ *
+ *   The window. A thread keeps a window of binades, biased exponents lo .. lo + span - 1 (span: kSpan of the
+ *   family, below), and the elements there (and zeros, which add nothing) take the fast path; the others (misses)
+ *   the slow one. A round (the elements of one loop trip, at most kMaxRound of them) adds the fast ones into float64
+ *   accumulators, exactly:
+ *   - float32 family (float32, and float16 and bfloat16 widened to float32 exactly): acc += (double)x. Each x is a
+ *     multiple of u = 2^(lo - 150) below 2^(lo + span - 127) = 2^(span + 23) u, so the round's sum stays below
+ *     kMaxRound 2^(span + 23) u <= 2^53 u (kMaxRound 2^span <= 2^30): every partial sum is a float64, no add rounds.
+ *   - float64: each x (|x| < 2^T, T = lo + span - 1023) is split without error at sigma = 2^(T + kSplit) (Rump,
+ *     Ogita and Oishi, "Accurate floating-point summation part I", SIAM J. Sci. Comput. 31(1), 2008, Lemma 3.2,
+ *     ExtractScalar): q = (sigma + x) - sigma and r = x - q, both computed exactly, x = q + r, q a multiple of
+ *     2^(T + kSplit - 53) and |r| <= 2^(T + kSplit - 53). acc_h += q: fewer than 2^kSplit / 2 terms of magnitude at
+ *     most 2^T (1 + 2^-48) stay below 2^(T + kSplit) = 2^53 units of q. acc_l += r: r is a multiple of x's unit,
+ *     at least u = 2^(lo - 1075), and kMaxRound terms below 2^(T + kSplit - 53) stay below
+ *     2^(span + kSplit + 3 - 1) u <= 2^53 u (span + kSplit + log2 kMaxRound < 54). No add rounds.
+ *   At the round's end (xw_spill) each accumulator, scaled by a power of two to its unit, is an integer below 2^53
+ *   and goes, as an int64, into V: a 128-bit two's-complement integer in registers with its unit at 2^(pos - 1074)
+ *   (pos: the window's lowest unit in accum.h's units of 2^-1074; acc_h's unit is 2^(span + kSplit - 1) of those).
+ *
+ *   A miss (an element outside the window, an infinity or a NaN, a float64 subnormal) is rare for most data: the
+ *   round is spilled first, then each missed element is added straight into the warp's words (accum.h's
+ *   dr_exact_split_f64: three digits, or flags) and the window moves to the last finite one (it becomes the window's
+ *   top if it was above, its bottom if below), after V is flushed into the warp's words at the old position. So a
+ *   round flushes at most once, and data whose exponents drift (sorted, or scaled by position) keep hitting.
+ *
+ *   A flush (xw_flush) shifts V by pos mod 32 into five 32-bit limbs and adds them into words pos / 32 .. + 4:
+ *   four digits below 2^32 and a signed top limb.
+ *
+ * Bounds (the kernel gives a thread at most 2^23 + 10 elements: exact.cu): V takes at most one spill per round,
+ * each below 2^53 + 2^(53 + 44) < 2^98 (float64; float32: 2^53), so |V| < 2^121 and shifted by 31 it is below 2^152:
+ * the top limb is below 2^24 in magnitude. A word of the warp's takes, per lane, at most one flush per round plus
+ * one direct add per element plus the last flush: fewer than 2^25 adds of less than 2^32, so with 32 lanes fewer
+ * than DR_EXACT_ADDS (2^30): no word overflows. Words: pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001,
+ * float32's at 230). */
+#ifndef DREDUCE_KERNELS_EXACT_WINDOW_CUH
+#define DREDUCE_KERNELS_EXACT_WINDOW_CUH
+
+#include <stdint.h>
+#include <string.h>
+#include <vector_types.h>
+
+#include "dreduce/accum.h"
+
+/* Float64 operations rounded to nearest and never fused (the proofs above count each rounding). On the host,
+ * x86-64's SSE2 arithmetic is that already (there is no multiply-add here to contract). */
+#if defined(__CUDA_ARCH__)
+#define DR_XW_ADD(a, b) __dadd_rn(a, b)
+#define DR_XW_SUB(a, b) __dsub_rn(a, b)
+#define DR_XW_MUL(a, b) __dmul_rn(a, b)
+#define DR_XW_TO_LL(a) __double2ll_rz(a)
+#define DR_XW_FUNNEL(lo, hi, s) __funnelshift_l(lo, hi, s)
+#define DR_XW_CTZ(x) (__ffs(x) - 1)
+#define DR_XW_UNROLL _Pragma("unroll")
+#else
+#define DR_XW_ADD(a, b) ((a) + (b))
+#define DR_XW_SUB(a, b) ((a) - (b))
+#define DR_XW_MUL(a, b) ((a) * (b))
+#define DR_XW_TO_LL(a) ((long long)(a))
+/* The high 32 bits of (hi:lo) << s, s in 0..31, as CUDA's __funnelshift_l. */
+#define DR_XW_FUNNEL(lo, hi, s) ((s) ? ((hi) << (s)) | ((lo) >> (32u - (s))) : (hi))
+#define DR_XW_CTZ(x) __builtin_ctz(x)
+#define DR_XW_UNROLL
+#endif
+
+/* The element families: how an element reaches the window. */
+enum dr_xw_family { DR_XW_F64, DR_XW_F32, DR_XW_F16, DR_XW_BF16 };
+
+template <int Family> struct dr_xw_traits;
+template <> struct dr_xw_traits<DR_XW_F64> {
+    static const int kSpan = 40;      /* binades in the window */
+    static const int kSplit = 5;      /* sigma = 2^(T + kSplit) */
+    static const int kMaxRound = 8;   /* elements a round adds before a spill: 4 vectors of 2 */
+    static const int kExpShift = 20;  /* where the exponent sits in the high 32 bits */
+    static const int kLoMax = 2001;   /* T + kSplit <= 1023: sigma is finite */
+    static const int kElemBytes = 8;
+};
+template <> struct dr_xw_traits<DR_XW_F32> {
+    static const int kSpan = 25;
+    static const int kSplit = 0;      /* no split */
+    static const int kMaxRound = 32;  /* 4 vectors of 8 (the 16-bit families); float32: 16 */
+    static const int kExpShift = 23;
+    static const int kLoMax = 230;    /* lo + span <= 255: infinities and NaNs never hit */
+    static const int kElemBytes = 4;
+};
+template <> struct dr_xw_traits<DR_XW_F16> : dr_xw_traits<DR_XW_F32> {
+    static const int kElemBytes = 2;
+};
+template <> struct dr_xw_traits<DR_XW_BF16> : dr_xw_traits<DR_XW_F32> {
+    static const int kElemBytes = 2;
+};
+static_assert(dr_xw_traits<DR_XW_F64>::kSpan + dr_xw_traits<DR_XW_F64>::kSplit + 3 < 54, "float64: acc_l exact");
+static_assert(dr_xw_traits<DR_XW_F64>::kMaxRound < (1 << dr_xw_traits<DR_XW_F64>::kSplit) / 2 + 1,
+              "float64: acc_h exact");
+static_assert(dr_xw_traits<DR_XW_F32>::kMaxRound << dr_xw_traits<DR_XW_F32>::kSpan <= 1 << 30, "float32: exact");
+
+/* A thread's state. */
+struct dr_xw_t {
+    uint32_t v0, v1, v2, v3; /* V, two's complement, v0 lowest; unit 2^(pos - 1074) */
+    int lo;                  /* the window's lowest biased exponent */
+    uint32_t lo_bits;        /* lo << kExpShift: a magnitude's bits minus this, below span << kExpShift, hit */
+    double sigma;            /* float64: the split point 2^(T + kSplit) */
+    double acc_h, acc_l;     /* the round's sums (float32 family: acc_h alone) */
+    uint32_t nonneg0;        /* nonzero once an element other than -0.0 was seen */
+    uint32_t flags;          /* DR_EXACT_NAN / POS_INF / NEG_INF */
+};
+
+/* 2^k as a float64, k in -1022..1023. */
+DR_HD double dr_xw_pow2(int k) { return dr_bits_to_f64((uint64_t)(k + 1023) << 52); }
+
+/* V's unit, in accum.h's units of 2^-1074 (the window's lowest element's unit). */
+template <int Family> DR_HD int dr_xw_pos(int lo) { return Family == DR_XW_F64 ? lo - 1 : lo + 924; }
+
+template <int Family> DR_HD void dr_xw_set_window(dr_xw_t &w, int lo)
+{
+    typedef dr_xw_traits<Family> T;
+    w.lo = lo;
+    w.lo_bits = (uint32_t)lo << T::kExpShift;
+    w.sigma = Family == DR_XW_F64 ? dr_xw_pow2(lo + T::kSpan - 1023 + T::kSplit) : 0.0;
+}
+
+/* An empty state, the window on [2^-20, 2^20) (float64) or [2^-12, 2^13) (float32 family): data near 1 hit. */
+template <int Family> DR_HD void dr_xw_init(dr_xw_t &w)
+{
+    w.v0 = w.v1 = w.v2 = w.v3 = 0;
+    w.acc_h = w.acc_l = 0.0;
+    w.nonneg0 = 0;
+    w.flags = 0;
+    dr_xw_set_window<Family>(w, Family == DR_XW_F64 ? 1023 - 20 : 127 - 12);
+}
+
+/* V += (int64) a, sign-extended. */
+DR_HD void dr_xw_add64(dr_xw_t &w, long long a)
+{
+    const uint64_t u = (uint64_t)a, ext = (uint64_t)(a >> 63);
+    const uint64_t lo = ((uint64_t)w.v1 << 32 | w.v0) + u;
+    const uint64_t carry = lo < u;
+    const uint64_t hi = ((uint64_t)w.v3 << 32 | w.v2) + ext + carry;
+    w.v0 = (uint32_t)lo, w.v1 = (uint32_t)(lo >> 32), w.v2 = (uint32_t)hi, w.v3 = (uint32_t)(hi >> 32);
+}
+
+/* V += a 2^s for |a| < 2^53, s in 1..63: a's two's-complement 128-bit shift, two 64-bit halves. */
+DR_HD void dr_xw_add_shifted(dr_xw_t &w, long long a, int s)
+{
+    const uint64_t lo_add = (uint64_t)a << s;
+    const uint64_t hi_add = (uint64_t)(a >> (64 - s)); /* arithmetic: the sign comes along */
+    const uint64_t lo = ((uint64_t)w.v1 << 32 | w.v0) + lo_add;
+    const uint64_t carry = lo < lo_add;
+    const uint64_t hi = ((uint64_t)w.v3 << 32 | w.v2) + hi_add + carry;
+    w.v0 = (uint32_t)lo, w.v1 = (uint32_t)(lo >> 32), w.v2 = (uint32_t)hi, w.v3 = (uint32_t)(hi >> 32);
+}
+
+/* The round's accumulators into V; they restart at zero. */
+template <int Family> DR_HD void dr_xw_spill(dr_xw_t &w)
+{
+    typedef dr_xw_traits<Family> T;
+    if (Family == DR_XW_F64) {
+        /* acc_h's unit is 2^(T + kSplit - 53), acc_l's 2^(lo - 1075): scaled by the inverse, each is an integer
+         * below 2^53; the scale may pass float64's range, so it is applied in two halves (each product is between
+         * the accumulator and the integer, so neither overflows nor loses a bit). */
+        const int kh = 1076 - T::kSplit - T::kSpan - w.lo, kl = 1075 - w.lo;
+        const long long ih = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_h, dr_xw_pow2(kh / 2)), dr_xw_pow2(kh - kh / 2)));
+        const long long il = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_l, dr_xw_pow2(kl / 2)), dr_xw_pow2(kl - kl / 2)));
+        dr_xw_add64(w, il);
+        dr_xw_add_shifted(w, ih, T::kSpan + T::kSplit - 1);
+    } else {
+        dr_xw_add64(w, DR_XW_TO_LL(DR_XW_MUL(w.acc_h, dr_xw_pow2(150 - w.lo)))); /* unit 2^(lo - 150) */
+    }
+    w.acc_h = w.acc_l = 0.0;
+}
+
+/* V into the words (sink.add(word, value) for each nonzero limb); V becomes zero. */
+template <int Family, class Sink> DR_HD void dr_xw_flush(dr_xw_t &w, Sink &sink)
+{
+    const int pos = dr_xw_pos<Family>(w.lo);
+    const int k = pos >> 5;
+    const uint32_t s = (uint32_t)pos & 31u;
+    const uint32_t sign = (uint32_t)((int32_t)w.v3 >> 31);
+    const uint32_t r0 = w.v0 << s, r1 = DR_XW_FUNNEL(w.v0, w.v1, s), r2 = DR_XW_FUNNEL(w.v1, w.v2, s),
+                   r3 = DR_XW_FUNNEL(w.v2, w.v3, s), r4 = DR_XW_FUNNEL(w.v3, sign, s);
+    if (r0) sink.add(k, (long long)r0);
+    if (r1) sink.add(k + 1, (long long)r1);
+    if (r2) sink.add(k + 2, (long long)r2);
+    if (r3) sink.add(k + 3, (long long)r3);
+    if (r4) sink.add(k + 4, (long long)(int32_t)r4); /* the signed top limb */
+    w.v0 = w.v1 = w.v2 = w.v3 = 0;
+}
+
+/* A missed element, widened to float64 (exactly), straight into the words; infinities and NaNs set flags. */
+template <class Sink> DR_HD void dr_xw_add_direct(dr_xw_t &w, double x, Sink &sink)
+{
+    int i;
+    int64_t d0, d1, d2;
+    w.flags |= dr_exact_split_f64(x, &i, &d0, &d1, &d2) & (DR_EXACT_NAN | DR_EXACT_POS_INF | DR_EXACT_NEG_INF);
+    if (d0) sink.add(i, (long long)d0);
+    if (d1) sink.add(i + 1, (long long)d1);
+    if (d2) sink.add(i + 2, (long long)d2);
+}
+
+/* Move the window to a missed finite element of biased exponent e (the family's own format): above the window it
+ * becomes the top, below it the bottom. V is flushed at the old position first. */
+template <int Family, class Sink> DR_HD void dr_xw_rebase(dr_xw_t &w, int e, Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    int lo = e >= w.lo + T::kSpan ? e - T::kSpan + 1 : e;
+    lo = lo < 1 ? 1 : lo > T::kLoMax ? T::kLoMax : lo;
+    if (lo == w.lo) return;
+    dr_xw_flush<Family>(w, sink);
+    dr_xw_set_window<Family>(w, lo);
+}
+
+/* Whether an element takes the fast path: its binade is in the window, or it is a zero (which adds nothing
+ * wherever it goes). Infinities and NaNs never do (their exponent is above every window). */
+DR_HD bool dr_xw_fits_f64(const dr_xw_t &w, uint64_t b)
+{
+    typedef dr_xw_traits<DR_XW_F64> T;
+    const uint32_t mag = (uint32_t)(b >> 32) & 0x7fffffffu;
+    return mag - w.lo_bits < (uint32_t)T::kSpan << T::kExpShift || (mag | (uint32_t)b) == 0;
+}
+DR_HD bool dr_xw_fits_f32(const dr_xw_t &w, uint32_t b)
+{
+    typedef dr_xw_traits<DR_XW_F32> T;
+    const uint32_t mag = b & 0x7fffffffu;
+    return mag - w.lo_bits < (uint32_t)T::kSpan << T::kExpShift || mag == 0;
+}
+
+/* The fast path for one float64 (bits b): add it to the round's accumulators if it fits; return whether it did.
+ * No branch but the predicated adds. */
+DR_HD bool dr_xw_try_f64(dr_xw_t &w, uint64_t b)
+{
+    w.nonneg0 |= ((uint32_t)(b >> 32) ^ 0x80000000u) | (uint32_t)b;
+    const bool fits = dr_xw_fits_f64(w, b);
+    if (fits) {
+        const double x = dr_bits_to_f64(b);
+        const double q = DR_XW_SUB(DR_XW_ADD(w.sigma, x), w.sigma);
+        w.acc_h = DR_XW_ADD(w.acc_h, q);
+        w.acc_l = DR_XW_ADD(w.acc_l, DR_XW_SUB(x, q));
+    }
+    return fits;
+}
+
+/* The fast path for one element of the float32 family, as float32 bits b. */
+DR_HD bool dr_xw_try_f32(dr_xw_t &w, uint32_t b)
+{
+    w.nonneg0 |= b ^ 0x80000000u;
+    const bool fits = dr_xw_fits_f32(w, b);
+    if (fits) w.acc_h = DR_XW_ADD(w.acc_h, (double)dr_bits_to_f32(b));
+    return fits;
+}
+
+/* 32-bit word i of vectors v[0..N) (compare-and-select: an index known only at run time would put v in local
+ * memory). */
+template <int N> DR_HD uint32_t dr_xw_word(const uint4 (&v)[N], int i)
+{
+    uint32_t r = 0;
+DR_XW_UNROLL
+    for (int q = 0; q < N; ++q) {
+        r = i == 4 * q ? v[q].x : r;
+        r = i == 4 * q + 1 ? v[q].y : r;
+        r = i == 4 * q + 2 ? v[q].z : r;
+        r = i == 4 * q + 3 ? v[q].w : r;
+    }
+    return r;
+}
+
+/* Element j of a 32-bit word of the float32 family (j: 0 or 1 for the 16-bit ones), as float32 bits. */
+template <int Family> DR_HD uint32_t dr_xw_f32_bits(uint32_t word, int j)
+{
+    if (Family == DR_XW_F32) return word;
+    const uint16_t h = (uint16_t)(j ? word >> 16 : word);
+    return Family == DR_XW_F16 ? dr_f32_to_bits(dr_f16_to_f32(h)) : (uint32_t)h << 16;
+}
+
+/* Element b of vectors v[0..N), widened to float64 (exactly), and its biased exponent in the family's format. */
+template <int Family, int N> DR_HD double dr_xw_element(const uint4 (&v)[N], int b, int *e)
+{
+    if constexpr (Family == DR_XW_F64) {
+        const uint64_t u = (uint64_t)dr_xw_word(v, 2 * b + 1) << 32 | dr_xw_word(v, 2 * b);
+        *e = (int)(u >> 52) & 0x7ff;
+        return dr_bits_to_f64(u);
+    } else {
+        constexpr int per_word = 4 / dr_xw_traits<Family>::kElemBytes;
+        const uint32_t f = dr_xw_f32_bits<Family>(dr_xw_word(v, b / per_word), b % per_word);
+        *e = (int)(f >> 23) & 0xff;
+        return (double)dr_bits_to_f32(f);
+    }
+}
+
+/* Element j (0 .. 16 / element bytes - 1) of a vector's words, as the family's fast path takes it: float64 bits,
+ * or float32 bits. */
+template <int Family> DR_HD uint64_t dr_xw_lane(const uint32_t (&words)[4], int j)
+{
+    if constexpr (Family == DR_XW_F64) return (uint64_t)words[2 * j + 1] << 32 | words[2 * j];
+    else if constexpr (Family == DR_XW_F32) return words[j];
+    else return dr_xw_f32_bits<Family>(words[j / 2], j & 1);
+}
+
+/* One round: every element of vectors v[0..N) (N * 16 / element bytes <= kMaxRound). The elements that fit are
+ * added without a branch; then the spill; then, if any missed, the misses one by one, and the window moves to the
+ * last finite one. */
+template <int Family, int N, class Sink> DR_HD void dr_xw_add_vectors(dr_xw_t &w, const uint4 (&v)[N], Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    constexpr int kVec = 16 / T::kElemBytes;
+    static_assert(N * kVec <= T::kMaxRound && N * kVec <= 32, "a round's size: the bounds above, one bit each");
+    bool all_fit = true;
+    DR_XW_UNROLL
+    for (int u = 0; u < N; ++u) {
+        const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        DR_XW_UNROLL
+        for (int j = 0; j < kVec; ++j) {
+            if constexpr (Family == DR_XW_F64) all_fit &= dr_xw_try_f64(w, dr_xw_lane<Family>(words, j));
+            else all_fit &= dr_xw_try_f32(w, (uint32_t)dr_xw_lane<Family>(words, j));
+        }
+    }
+    dr_xw_spill<Family>(w);
+    if (all_fit) return;
+    uint32_t left = 0; /* the misses, one bit each (the window has not moved since they were tried) */
+    DR_XW_UNROLL
+    for (int u = 0; u < N; ++u) {
+        const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        DR_XW_UNROLL
+        for (int j = 0; j < kVec; ++j) {
+            const uint64_t b = dr_xw_lane<Family>(words, j);
+            const bool fits = Family == DR_XW_F64 ? dr_xw_fits_f64(w, b) : dr_xw_fits_f32(w, (uint32_t)b);
+            left |= (fits ? 0u : 1u) << (u * kVec + j);
+        }
+    }
+    int last = -1; /* the last finite missed element's exponent */
+    while (left) {
+        const int b = DR_XW_CTZ(left);
+        left &= left - 1;
+        int e;
+        const double x = dr_xw_element<Family>(v, b, &e);
+        dr_xw_add_direct(w, x, sink);
+        if (e != (Family == DR_XW_F64 ? 0x7ff : 0xff)) last = e;
+    }
+    if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
+}
+
+/* A single element (the walk's head and tail), widened to float64: straight into the words. */
+template <class Sink> DR_HD void dr_xw_add_one(dr_xw_t &w, double x, Sink &sink)
+{
+    const uint64_t b = dr_f64_to_bits(x);
+    w.nonneg0 |= ((uint32_t)(b >> 32) ^ 0x80000000u) | (uint32_t)b;
+    dr_xw_add_direct(w, x, sink);
+}
+
+#endif
