@@ -32,7 +32,7 @@
  * Bounds (no int64 overflows; DR_EXACT_ADDS in accum.h is the host's):
  *   - the plan gives every thread at most 2^23 + 10 elements (grid >= n / (block 2^23): a head element, 2^23
  *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so no count is needed in
- *     the loop; exact_window.cuh's bounds follow from it: V stays below 2^121, and a lane adds to a word fewer than
+ *     the loop; exact_window.cuh's bounds follow from it: V stays below 2^116, and a lane adds to a word fewer than
  *     2^25 times (a flush a round, a missed element's digits, the last flush), each less than 2^32 in magnitude;
  *   - warp word: 32 lanes x 2^25 < 2^30 adds (DR_EXACT_ADDS) between normalizations: below 2^62 in magnitude. Word
  *     67 takes none (the highest word a flush or a direct add reaches is 66);

@@ -23,22 +23,22 @@
  *     most 2^T (1 + 2^-48) stay below 2^(T + kSplit) = 2^53 units of q. acc_l += r: r is a multiple of x's unit,
  *     at least u = 2^(lo - 1075), and kMaxRound terms below 2^(T + kSplit - 53) stay below
  *     2^(span + kSplit + 3 - 1) u <= 2^53 u (span + kSplit + log2 kMaxRound < 54). No add rounds.
- *   At the round's end (xw_spill) each accumulator, scaled by a power of two to its unit, is an integer below 2^53
+ *   At the round's end (dr_xw_spill) each accumulator, scaled by a power of two to its unit, is an integer below 2^53
  *   and goes, as an int64, into V: a 128-bit two's-complement integer in registers with its unit at 2^(pos - 1074)
  *   (pos: the window's lowest unit in accum.h's units of 2^-1074; acc_h's unit is 2^(span + kSplit - 1) of those).
  *
- *   A miss (an element outside the window, an infinity or a NaN, a float64 subnormal) is rare for most data: the
- *   round is spilled first, then each missed element is added straight into the warp's words (accum.h's
+ *   A miss (an element outside the window, an infinity or a NaN, a float64, float32 or bfloat16 subnormal) is rare
+ *   for most data: the round is spilled first, then each missed element is added straight into the warp's words (accum.h's
  *   dr_exact_split_f64: three digits, or flags) and the window moves to the last finite one (it becomes the window's
  *   top if it was above, its bottom if below), after V is flushed into the warp's words at the old position. So a
  *   round flushes at most once, and data whose exponents drift (sorted, or scaled by position) keep hitting.
  *
- *   A flush (xw_flush) shifts V by pos mod 32 into five 32-bit limbs and adds them into words pos / 32 .. + 4:
+ *   A flush (dr_xw_flush) shifts V by pos mod 32 into five 32-bit limbs and adds them into words pos / 32 .. + 4:
  *   four digits below 2^32 and a signed top limb.
  *
- * Bounds (the kernel gives a thread at most 2^23 + 10 elements: exact.cu): V takes at most one spill per round,
- * each below 2^53 + 2^(53 + 44) < 2^98 (float64; float32: 2^53), so |V| < 2^121 and shifted by 31 it is below 2^152:
- * the top limb is below 2^24 in magnitude. A word of the warp's takes, per lane, at most one flush per round plus
+ * Bounds (the kernel gives a thread at most 2^23 + 10 elements: exact.cu): what V holds is a sum of elements in
+ * V's unit, each below 2^92 of it (float64: 2^(span + 52); float32 family: 2^48), so |V| < 2^116 (float32: 2^72)
+ * and shifted by 31 it is below 2^147: the top limb is below 2^19 in magnitude. A word of the warp's takes, per lane, at most one flush per round plus
  * one direct add per element plus the last flush: fewer than 2^25 adds of less than 2^32, so with 32 lanes fewer
  * than DR_EXACT_ADDS (2^30): no word overflows. Words: pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001,
  * float32's at 230). */

@@ -18,9 +18,10 @@ struct host_words {
     long adds;
     __host__ __device__ void add(int i, long long v) /* host only; __device__ for exact_window.cuh's signature */
     {
-        if (i < 0 || i >= DR_EXACT_WORDS) {
+        /* the kernel's bounds: word 67 is never touched by a thread, and each add is below 2^32 in magnitude */
+        if (i < 0 || i >= DR_EXACT_WORDS - 1 || v >= (1ll << 32) || v <= -(1ll << 32)) {
 #if !defined(__CUDA_ARCH__)
-            fprintf(stderr, "word %d out of range\n", i);
+            fprintf(stderr, "add of %lld to word %d out of the kernel's bounds\n", v, i);
 #endif
             w[0] += 1ll << 40; /* poison: the comparison fails */
             return;
