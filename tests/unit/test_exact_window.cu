@@ -136,19 +136,44 @@ template <int F> static void add_round(dr_xw_t &w, host_words &sink, const uint4
     }
 }
 
-template <int F> static void thread_start(dr_xw_t &w) { dr_xw_init<F>(w); }
-template <int F> static void thread_end(dr_xw_t &w, host_words &sink) { dr_xw_flush<F>(w, sink); }
+/* One thread's window with its words, and the reference the same elements went into. */
+struct thread_check {
+    dr_xw_t w;
+    host_words sink;
+    dr_exact_t ref;
+    template <int F> void start()
+    {
+        dr_xw_init<F>(w);
+        memset(&sink, 0, sizeof sink);
+        dr_exact_zero(&ref);
+    }
+    /* After the last flush: -1 if the words (normalized) and flags equal the reference's, else the first differing
+     * word (DR_EXACT_WORDS: only the flags differ); *got / *want get that word, or the flags. */
+    int difference(long long *got, long long *want)
+    {
+        dr_exact_t g;
+        dr_exact_zero(&g);
+        for (int k = 0; k < DR_EXACT_WORDS; ++k) g.w[k] = sink.w[k];
+        dr_exact_normalize(&g);
+        dr_exact_normalize(&ref);
+        for (int k = 0; k < DR_EXACT_WORDS; ++k)
+            if (g.w[k] != ref.w[k]) return *got = g.w[k], *want = ref.w[k], k;
+        const uint32_t kFlags = DR_EXACT_NAN | DR_EXACT_POS_INF | DR_EXACT_NEG_INF;
+        *got = (w.flags & kFlags) | (w.nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u);
+        *want = ref.flags & (kFlags | DR_EXACT_NOT_NEG_ZERO);
+        return *got == *want ? -1 : DR_EXACT_WORDS;
+    }
+};
 
 /* One stream of `nelem` elements through one thread's window, against the reference. Returns 0 if equal. */
 template <int F> static int run_stream(int pattern, long nelem, long *misses_after_warmup)
 {
     const int per_vec = 16 / dr_xw_traits<F>::kElemBytes;
-    dr_xw_t w;
-    thread_start<F>(w);
-    host_words sink;
-    memset(&sink, 0, sizeof sink);
-    dr_exact_t ref;
-    dr_exact_zero(&ref);
+    thread_check c;
+    c.start<F>();
+    dr_xw_t &w = c.w;
+    host_words &sink = c.sink;
+    dr_exact_t &ref = c.ref;
     long i = 0, misses = 0;
     while (i < nelem) {
         const uint64_t r = next64();
@@ -175,23 +200,13 @@ template <int F> static int run_stream(int pattern, long nelem, long *misses_aft
         }
         add_round<F>(w, sink, vecs, nvec);
     }
-    thread_end<F>(w, sink);
+    dr_xw_flush<F>(w, sink);
     if (misses_after_warmup) *misses_after_warmup = misses;
-
-    dr_exact_t got;
-    dr_exact_zero(&got);
-    for (int k = 0; k < DR_EXACT_WORDS; ++k) got.w[k] = sink.w[k];
-    dr_exact_normalize(&got);
-    dr_exact_normalize(&ref);
-    const uint32_t kFlags = DR_EXACT_NAN | DR_EXACT_POS_INF | DR_EXACT_NEG_INF;
-    const uint32_t got_flags = (w.flags & kFlags) | (w.nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u);
-    const uint32_t ref_flags = ref.flags & (kFlags | DR_EXACT_NOT_NEG_ZERO);
-    if (memcmp(got.w, ref.w, sizeof got.w) != 0 || got_flags != ref_flags) {
-        int k = 0;
-        while (k < DR_EXACT_WORDS && got.w[k] == ref.w[k]) ++k;
-        fprintf(stderr, "FAIL family %d, %s, %ld elements: flags %#x vs %#x, first differing word %d (%lld vs %lld)\n",
-                F, pattern_name[pattern], nelem, got_flags, ref_flags, k, k < DR_EXACT_WORDS ? (long long)got.w[k] : 0ll,
-                k < DR_EXACT_WORDS ? (long long)ref.w[k] : 0ll);
+    long long got, want;
+    const int k = c.difference(&got, &want);
+    if (k >= 0) {
+        fprintf(stderr, "FAIL family %d, %s, %ld elements: %s %d: %lld vs %lld\n", F, pattern_name[pattern], nelem,
+                k < DR_EXACT_WORDS ? "word" : "flags", k, got, want);
         return 1;
     }
     return 0;
@@ -220,28 +235,20 @@ template <int F> static int family_cases(const char *name)
 /* Long streams at the window's top: V grows to its largest, the flush's top limb is exercised. */
 static int long_stream(void)
 {
-    dr_xw_t w;
-    dr_xw_init<DR_XW_F64>(w);
-    host_words sink;
-    memset(&sink, 0, sizeof sink);
-    dr_exact_t ref;
-    dr_exact_zero(&ref);
-    const double big = ldexp(1.0 - ldexp(1.0, -53), 20 - 1 + 0); /* just below the initial window's top */
+    thread_check c;
+    c.start<DR_XW_F64>();
+    const double big = ldexp(1.0 - ldexp(1.0, -53), 19); /* in the initial window's top binade */
     uint4 v[4];
     const uint64_t b = dr_f64_to_bits(big);
     for (int k = 0; k < 4; ++k) v[k].x = v[k].z = (uint32_t)b, v[k].y = v[k].w = (uint32_t)(b >> 32);
     const long rounds = 1l << 20;
-    for (long r = 0; r < rounds; ++r) dr_xw_add_vectors<DR_XW_F64>(w, v, sink);
-    for (long r = 0; r < rounds * 8; ++r) dr_exact_add_f64(&ref, big);
-    dr_xw_flush<DR_XW_F64>(w, sink);
-    dr_exact_t got;
-    dr_exact_zero(&got);
-    for (int k = 0; k < DR_EXACT_WORDS; ++k) got.w[k] = sink.w[k];
-    dr_exact_normalize(&got);
-    dr_exact_normalize(&ref);
-    const int ok = memcmp(got.w, ref.w, sizeof got.w) == 0 && sink.adds <= 5;
+    for (long r = 0; r < rounds; ++r) dr_xw_add_vectors<DR_XW_F64>(c.w, v, c.sink);
+    for (long r = 0; r < rounds * 8; ++r) dr_exact_add_f64(&c.ref, big);
+    dr_xw_flush<DR_XW_F64>(c.w, c.sink);
+    long long got, want;
+    const int ok = c.difference(&got, &want) < 0 && c.sink.adds <= 5;
     printf("long stream: 2^23 float64 at the window's top in one window: %s (%ld word adds)\n", ok ? "equal" : "FAILED",
-           sink.adds);
+           c.sink.adds);
     return !ok;
 }
 
