@@ -6,7 +6,9 @@
  *   P = 1   cub::DeviceReduce::Sum + cudaMemcpy of the scalar to the host;
  *   P > 1   the same, then a host MPI_Reduce / MPI_Allreduce of the scalar; and (built with NCCL) CUB, then
  *           ncclReduce / ncclAllReduce of the device scalar, copy to the host, synchronize.
- * Ratios per row: dreduce / the alternative (<= 1: dreduce is as fast or faster). Before each repetition the ranks
+ * Ratios per row: dreduce / the alternative (<= 1: dreduce is as fast or faster). At P > 1, dr_local and dr_comb
+ * split a default call (dreduce_timings: the local level, and the combine levels from entering the collective to
+ * leaving it), each the median over the calls of the slowest rank's, in us. Before each repetition the ranks
  * meet in an untimed MPI_Barrier; each rank times its own call (CLOCK_MONOTONIC); the figure is the median over the
  * repetitions of the slowest rank's time. The first calls of each size are warm-up (not timed).
  *
@@ -14,6 +16,7 @@
  * fewer above 2^24, at least 20) --staging auto|device|mapped|host --no-nccl. Output: one table, plus the combine path
  * dreduce chose (staging auto: both measured costs). Exit 0 ok, 1 error or wrong result, 77 no GPU. */
 #include <cuda_runtime.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +60,38 @@ template <typename T> __global__ void fill_ones(T *p, size_t n)
 
 static int rank_, nranks_;
 
+/* The median of v (which it sorts); NaN for none. */
+static double median(std::vector<double> &v)
+{
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+/* Where a default call's time goes at P > 1, from dreduce_timings: per call, this rank's local level and its
+ * combine levels (node + global + broadcast, each from entering its collective to leaving it: waiting for a slower
+ * rank shows there). Medians over the calls of a row, the slowest rank's. */
+struct split_t {
+    std::vector<double> local, combine;
+    void add(const dreduce_context_t *ctx)
+    {
+        dreduce_timings_t tm;
+        dreduce_timings(ctx, &tm);
+        double comb = 0;
+        for (double ms : {tm.node_ms, tm.global_ms, tm.bcast_ms})
+            if (ms == ms) comb += ms;
+        local.push_back(1e3 * tm.local_ms);
+        combine.push_back(1e3 * comb);
+    }
+    void worst(double out[2])
+    {
+        double mine[2] = {median(local), median(combine)};
+        MPI_Reduce(mine, out, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        local.clear();
+        combine.clear();
+    }
+};
+
 /* Median over reps of the slowest rank's time of f() (us). */
 template <typename F> static double time_call(int warmup, int reps, F f)
 {
@@ -69,8 +104,7 @@ template <typename F> static double time_call(int warmup, int reps, F f)
         MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (i >= warmup) v.push_back(worst);
     }
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
+    return median(v);
 }
 
 int main(int argc, char **argv)
@@ -156,9 +190,9 @@ int main(int argc, char **argv)
     if (rank_ == 0) {
         if (nranks_ == 1) printf("%-8s %-6s %12s %14s %8s\n", "type", "log2n", "dreduce", "cub+copy", "ratio");
         else
-            printf("%-8s %-6s %10s %10s %13s %13s %8s %8s %11s %11s %8s %8s\n", "type", "log2n", "dreduce",
+            printf("%-8s %-6s %10s %10s %13s %13s %8s %8s %11s %11s %8s %8s %8s %8s\n", "type", "log2n", "dreduce",
                    "dr_allred", "cub+MPI_Red", "cub+MPI_All", "ratio", "ratio_a", "nccl_red", "nccl_all", "ratio_n",
-                   "ratio_na");
+                   "ratio_na", "dr_local", "dr_comb");
     }
     int bad = 0;
     for (int t = 0; t < 2; ++t) {
@@ -175,11 +209,16 @@ int main(int argc, char **argv)
             dreduce_prepare(ctx_all, dt, DR_SUM, n);
             dreduce_result_t res;
             const double want = (double)n * nranks_;
+            split_t split;
+            int timed = 0;
             const double t_dr = time_call(warm, reps, [&] {
                 if (dreduce_reduce(ctx, d_in, n, dt, DR_SUM, &res) != DR_OK ||
                     (res.valid && dreduce_result_double(&res) != want))
                     ++bad;
+                if (timed++ >= warm) split.add(ctx);
             });
+            double where[2] = {NAN, NAN};
+            split.worst(where);
             const double t_dra = nranks_ == 1 ? 0 : time_call(warm, reps, [&] {
                 if (dreduce_reduce(ctx_all, d_in, n, dt, DR_SUM, &res) != DR_OK || dreduce_result_double(&res) != want)
                     ++bad;
@@ -236,8 +275,9 @@ int main(int argc, char **argv)
             if (rank_ == 0) {
                 printf("%-8s %-6d %10.1f %10.1f %13.1f %13.1f %8.2f %8.2f", is_f ? "float32" : "int32", k, t_dr, t_dra,
                        t_mr, t_ma, t_dr / t_mr, t_dra / t_ma);
-                if (t_nr > 0) printf(" %11.1f %11.1f %8.2f %8.2f\n", t_nr, t_na, t_dr / t_nr, t_dra / t_na);
-                else printf(" %11s %11s %8s %8s\n", "-", "-", "-", "-");
+                if (t_nr > 0) printf(" %11.1f %11.1f %8.2f %8.2f", t_nr, t_na, t_dr / t_nr, t_dra / t_na);
+                else printf(" %11s %11s %8s %8s", "-", "-", "-", "-");
+                printf(" %8.1f %8.1f\n", where[0], where[1]);
                 fflush(stdout);
             }
         }

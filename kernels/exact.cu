@@ -24,11 +24,13 @@
  *   3. At the block's end each word of the block total is, over the block's warps, the warp word's low digit plus
  *      the carry (floor(word / 2^32)) of the warp's word below (word 67 whole): the warps' words half-normalized and
  *      summed in one step, by threads 0..67. One thread normalizes that total with dr_exact_normalize, the host's
- *      own carry chain. A grid of one block writes it to the result; otherwise it is the block's partial in the
- *      workspace, and the last block to finish (counted with an acq_rel atomic, as multipass's finish()) sums every
- *      block's partial word by word (all its threads, each taking every G-th block of one word, G = block / 68),
- *      normalizes, ORs the blocks' flags and writes the result. The done-counter goes back to zero.
- *
+ *      own carry chain. A grid of one block writes it to the result. Otherwise the block adds its nonzero words
+ *      into the grid's one accumulator in the workspace with 64-bit global atomics (fire-and-forget REDs, a few a
+ *      block: a block total's exponents span few words) and ORs its flags in; the last block to finish (counted
+ *      with an acq_rel atomic, as multipass's finish()) takes the accumulator back a word a thread with atomic
+ *      exchanges of zero, normalizes it once and writes the result. So the workspace is zero again for the next
+ *      launch, and no thread sums the blocks' partials in turn (that serial sum, about 176 partials a thread at
+ *      528 blocks, cost 40-80 us a call; the REDs overlap with the other blocks' work).
  * Bounds (no int64 overflows; DR_EXACT_ADDS in accum.h is the host's):
  *   - the plan gives every thread at most 2^23 + 10 elements (grid >= n / (block 2^23): a head element, 2^23
  *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so no count is needed in
@@ -38,14 +40,14 @@
  *     67 takes none (the highest word a flush or a direct add reaches is 66);
  *   - block total: per warp, a digit below 2^32 plus a carry below 2^30 in magnitude, summed over at most 32
  *     warps: below 2^48;
- *   - last block: each partial is normalized: words 0..66 digits below 2^32, word 67 at most 2^18 in magnitude (a
- *     sum of at most 2^64 float64s is below 2^1088 = 2^(2162 - 1074)); summed over fewer than 2^31 blocks (the plan
- *     refuses a larger grid): below 2^63.
+ *   - grid accumulator: each block adds a normalized total: words 0..66 digits below 2^32, word 67 at most 2^18
+ *     in magnitude (a sum of at most 2^64 float64s is below 2^1088 = 2^(2162 - 1074)); summed over fewer than 2^31
+ *     blocks (the plan refuses a larger grid): below 2^63.
  * Block and grid shapes: r->block threads (a power of two, 32..1024, so whole warps and every full-mask shuffle has
  * all 32 lanes), 544 bytes of dynamic shared memory per warp for its words (17 KiB at 1024 threads); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
- * done-counter (zero before first use; the last block returns it to zero), then one dr_exact_t per block. No cluster
- * or bulk-copy path (yet): plans have cluster = 0 and bulk = 0. */
+ * done-counter, then the grid's dr_exact_t (both zero before first use; the last block returns them to zero). No
+ * cluster or bulk-copy path (yet): plans have cluster = 0 and bulk = 0. */
 #include <cuda/atomic>
 #include <limits.h>
 
@@ -57,12 +59,11 @@ namespace {
 
 constexpr int kWords = DR_EXACT_WORDS;      /* 68 words of a dr_exact_t */
 constexpr int kUnroll = 4;                  /* vector loads in flight per thread, as multipass */
-constexpr size_t kPartialsOffset = 256;     /* workspace: the done-counter, then the partials */
+constexpr size_t kAccOffset = 256;          /* workspace: the done-counter, then the grid's accumulator */
 constexpr int kWalkLog2 = 23;               /* the plan: at most 2^23 + 10 elements a thread (the bounds above) */
 constexpr int kRoundsPerThread = 2;         /* rounds of kUnroll vectors per thread before a second block is
                                                worth it: a first guess (a block's end costs more than multipass's),
                                                to be measured */
-constexpr int kPartialWords = sizeof(dr_exact_t) / 8; /* a partial's stride in 64-bit words (68 words, flags) */
 static_assert(sizeof(dr_exact_t) == 8 * (kWords + 1), "dr_exact_t: 68 words, then flags and pad");
 
 /* The element family of each input type (exact_window.cuh). */
@@ -141,10 +142,9 @@ __device__ __forceinline__ void store_normalized(dr_exact_t *s_total, uint32_t f
 
 template <class In>
 __global__ void __launch_bounds__(1024)
-    exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_partials, unsigned int *g_done,
-                 dr_exact_t *g_result)
+    exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_acc, unsigned int *g_done, dr_exact_t *g_result)
 {
-    extern __shared__ __align__(16) unsigned long long s_warp[]; /* kWords per warp; the last block's scratch */
+    extern __shared__ __align__(16) unsigned long long s_warp[]; /* kWords per warp */
     __shared__ dr_exact_t s_total;
     __shared__ uint32_t s_flags;
     __shared__ bool s_last;
@@ -180,8 +180,17 @@ __global__ void __launch_bounds__(1024)
         if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result);
         return;
     }
+    if (threadIdx.x == 0) dr_exact_normalize(&s_total);
+    __syncthreads();
+    /* Into the grid's accumulator: a fire-and-forget 64-bit atomic (RED) per nonzero word (a block's total has a
+     * few: its exponents span a few words), then the flags. */
+    unsigned long long *acc_words = reinterpret_cast<unsigned long long *>(g_acc->w);
+    for (int t = threadIdx.x; t < kWords; t += blockDim.x)
+        if (s_total.w[t]) atomicAdd(acc_words + t, (unsigned long long)s_total.w[t]);
+    if (threadIdx.x == 0 && s_flags) atomicOr(&g_acc->flags, s_flags);
+    __threadfence(); /* this thread's adds are performed before the block counts itself done */
+    __syncthreads();
     if (threadIdx.x == 0) {
-        store_normalized(&s_total, s_flags, g_partials + blockIdx.x);
         cuda::atomic_ref<unsigned int, cuda::thread_scope_device> done(*g_done);
         s_last = done.fetch_add(1, cuda::memory_order_acq_rel) == gridDim.x - 1;
         if (s_last) done.store(0, cuda::memory_order_relaxed); /* ready for the next launch */
@@ -189,28 +198,12 @@ __global__ void __launch_bounds__(1024)
     __syncthreads();
     if (!s_last) return; /* uniform over the block */
 
-    /* The last block: every partial, word by word. Group g of kWords threads sums blocks g, g + G, ... */
-    const volatile long long *parts = reinterpret_cast<const volatile long long *>(g_partials); /* bypass L1 */
-    const int groups = (int)blockDim.x >= kWords ? (int)blockDim.x / kWords : 1;
-    long long *scratch = reinterpret_cast<long long *>(s_warp); /* groups x kWords <= nwarps x kWords words */
-    for (int j = threadIdx.x; j < groups * kWords; j += blockDim.x) {
-        const int word = j % kWords;
-        long long sum = 0;
-        for (unsigned b = (unsigned)(j / kWords); b < gridDim.x; b += (unsigned)groups)
-            sum += parts[(size_t)b * kPartialWords + word];
-        scratch[j] = sum;
-    }
-    uint32_t f = 0;
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x)
-        f |= reinterpret_cast<const volatile uint32_t *>(parts + (size_t)b * kPartialWords + kWords)[0];
-    f = warp_or(f);
-    if (lane == 0 && f) atomicOr(&s_flags, f);
-    __syncthreads();
-    for (int t = threadIdx.x; t < kWords; t += blockDim.x) {
-        long long sum = 0;
-        for (int g = 0; g < groups; ++g) sum += scratch[g * kWords + t];
-        s_total.w[t] = sum;
-    }
+    /* The last block: every block's adds are in. Read the accumulator back a word a thread, leaving it zero for
+     * the next launch, normalize it once and write the result. */
+    __threadfence();
+    for (int t = threadIdx.x; t < kWords; t += blockDim.x)
+        s_total.w[t] = (long long)atomicExch(acc_words + t, 0ull);
+    if (threadIdx.x == 0) s_flags = atomicExch(&g_acc->flags, 0u);
     __syncthreads();
     if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result);
 }
@@ -238,10 +231,10 @@ template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan
     const size_t bounded = ceil_div(r->n, (size_t)r->block << kWalkLog2); /* the header's bounds */
     if (grid < bounded) grid = bounded;
     if (grid < 1) grid = 1;
-    if (grid > (size_t)INT_MAX) return cudaErrorInvalidValue; /* 2^31 blocks: the last block's sums could overflow */
+    if (grid > (size_t)INT_MAX) return cudaErrorInvalidValue; /* 2^31 blocks: the accumulator's words could overflow */
     p->passes = 1;
     p->grid[0] = grid;
-    p->work_bytes = kPartialsOffset + align256(grid * sizeof(dr_exact_t));
+    p->work_bytes = kAccOffset + align256(sizeof(dr_exact_t));
     p->serial_depth = 1; /* one rounding, where the result is read (dr_exact_to_f64) */
     p->cluster = 0;
     p->bulk = 0;
@@ -255,7 +248,7 @@ cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     cudaError_t err = cudaSuccess;
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
     exact_kernel<In><<<(unsigned)p->grid[0], r->block, smem_bytes(r->block), s>>>(
-        static_cast<const In *>(r->d_in), r->n, reinterpret_cast<dr_exact_t *>(work + kPartialsOffset),
+        static_cast<const In *>(r->d_in), r->n, reinterpret_cast<dr_exact_t *>(work + kAccOffset),
         reinterpret_cast<unsigned int *>(work), static_cast<dr_exact_t *>(r->d_result));
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);
