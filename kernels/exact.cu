@@ -25,12 +25,13 @@
  *      the carry (floor(word / 2^32)) of the warp's word below (word 67 whole): the warps' words half-normalized and
  *      summed in one step, by threads 0..67. One thread normalizes that total with dr_exact_normalize, the host's
  *      own carry chain. A grid of one block writes it to the result. Otherwise the block adds its nonzero words
- *      into the grid's one accumulator in the workspace with 64-bit global atomics (fire-and-forget REDs, a few a
- *      block: a block total's exponents span few words) and ORs its flags in; the last block to finish (counted
- *      with an acq_rel atomic, as multipass's finish()) takes the accumulator back a word a thread with atomic
- *      exchanges of zero, normalizes it once and writes the result. So the workspace is zero again for the next
- *      launch, and no thread sums the blocks' partials in turn (that serial sum, about 176 partials a thread at
- *      528 blocks, cost 40-80 us a call; the REDs overlap with the other blocks' work).
+ *      into the grid's one accumulator in the workspace with 64-bit global atomics (REDs: a thread's fence waits
+ *      for its own one or two; a block total of typical data spans a few words, of wide-exponent data up to all
+ *      68) and ORs its flags in; the last block to finish (counted with an acq_rel atomic as multipass's
+ *      finish(), plus a fence on each side, belt and braces) takes the accumulator back a word a thread with
+ *      atomic exchanges of zero, normalizes it once and writes the result. So the workspace is zero again for the
+ *      next launch, and no thread sums the blocks' partials in turn (that serial sum, about 176 partials a thread
+ *      at 528 blocks, cost 40-80 us a call; the REDs overlap with the other blocks' work).
  * Bounds (no int64 overflows; DR_EXACT_ADDS in accum.h is the host's):
  *   - the plan gives every thread at most 2^23 + 10 elements (grid >= n / (block 2^23): a head element, 2^23
  *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so no count is needed in
@@ -182,8 +183,8 @@ __global__ void __launch_bounds__(1024)
     }
     if (threadIdx.x == 0) dr_exact_normalize(&s_total);
     __syncthreads();
-    /* Into the grid's accumulator: a fire-and-forget 64-bit atomic (RED) per nonzero word (a block's total has a
-     * few: its exponents span a few words), then the flags. */
+    /* Into the grid's accumulator: a 64-bit atomic (RED) per nonzero word (typical data: a few words), then the
+     * flags. */
     unsigned long long *acc_words = reinterpret_cast<unsigned long long *>(g_acc->w);
     for (int t = threadIdx.x; t < kWords; t += blockDim.x)
         if (s_total.w[t]) atomicAdd(acc_words + t, (unsigned long long)s_total.w[t]);

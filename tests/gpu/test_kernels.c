@@ -900,8 +900,8 @@ static void exact_fill(dr_dtype_t t, int d, uint64_t variant, void *h, size_t n,
 
 /* What the kernel entry points must refuse or ignore for exact rows, and the plans' bounds: the teaching levels
  * refuse (their accumulators are one register); the bulk-copy switch has no effect (no bulk path); every plan is
- * one pass of depth 1 with at most 2^23 + 10 elements per thread (kernels/exact.cu's bounds) and a partial per block
- * in its workspace. */
+ * one pass of depth 1 with at most 2^23 + 10 elements per thread (kernels/exact.cu's bounds) and, for a grid of
+ * several blocks, the done-counter and the grid's accumulator in its workspace. */
 static void exact_plans(void)
 {
     const dr_kernel_t levels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM,
