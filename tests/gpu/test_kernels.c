@@ -2,7 +2,8 @@
  * misaligned starts, on the GPU, against the host reference (src/reference.c). Also: the input is never modified,
  * the poisoned result is always overwritten, and repeated runs give the same bits.
  *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat),
- *                               then float min/max over signed zeros, infinities and NaNs, to the bit, then the
+ *                               then float min/max over signed zeros, infinities and NaNs, to the bit, then
+ *                               8- and 16-bit products over the types' whole range (odd values), to the bit, then the
  *                               exact sums (DR_EXACT_TABLE, multipass only): their plans, the levels' refusal,
  *                               and data sets from normal-ish to every exponent, cancelling, zeros, infinities and
  *                               NaNs x sizes x starts x every block size, the dr_exact_t to the byte (exact_sums())
@@ -315,11 +316,46 @@ static dr_value_t special_widen(const row_t *row, const void *src)
     return v;
 }
 
-static int special_values(uint64_t seed)
+/* Every kernel (the bulk path too) at block 256 and 1024 on d[0..n) must give `want` to the bit; `what` names the
+ * case in a failure. */
+static void every_kernel_gives(bufs_t *b, const row_t *row, const void *d, size_t n, const dr_value_t *want,
+                               const char *what)
 {
     const dr_kernel_t kernels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM, DR_KERNEL_SMEM2,
                                    DR_KERNEL_UNROLL,     DR_KERNEL_SHUFFLE,     DR_KERNEL_MULTIPASS, KERNEL_BULK};
     const int blocks[] = {256, 1024};
+    const size_t size = dr_acc_kind_size(row->acc);
+    for (size_t ki = 0; ki < sizeof kernels / sizeof kernels[0]; ++ki) {
+        for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi) {
+            dr_gpu_reduce_t r = request(kernels[ki], row, blocks[bi], d, n, b->d_result);
+            dr_gpu_plan_t plan;
+            char full[300];
+            snprintf(full, sizeof full, "%s block=%d %s", what, blocks[bi], kernel_name(kernels[ki]));
+            if (!plan_case(&r, &plan, full)) continue;
+            ensure_work(b, plan.work_bytes);
+            r.d_work = b->d_work;
+            CUDA_OR_DIE(cudaMemset(b->d_work, 0, plan.work_bytes));
+            CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_value_t)));
+            CUDA_OR_DIE(dr_gpu_reduce(&r, &plan, 0, NULL));
+            CUDA_OR_DIE(cudaDeviceSynchronize());
+            dr_value_t got;
+            memset(&got, 0, sizeof got);
+            CUDA_OR_DIE(cudaMemcpy(&got, b->d_result, size, cudaMemcpyDeviceToHost));
+            if (memcmp(&got, want, size) != 0) {
+                ++failures;
+                if (failures <= 40) {
+                    uint64_t gb = 0, wb = 0;
+                    memcpy(&gb, &got, size);
+                    memcpy(&wb, want, size);
+                    printf("FAIL %s: bits 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", full, gb, wb);
+                }
+            }
+        }
+    }
+}
+
+static int special_values(uint64_t seed)
+{
     /* one block, a cluster, the last-block-done pass (4-byte types at block 256); the grid-stride wrap is left to the
      * random matrix, the combine rules being the same at every size */
     const size_t sizes[] = {1, 7, 1000, 4099, 65537, (1u << 20) + 3};
@@ -368,35 +404,10 @@ static int special_values(uint64_t seed)
                 const size_t off = (si & 1) ? 1 : 0; /* every other size misaligned */
                 void *d = (char *)d_in + off * esize;
                 CUDA_OR_DIE(cudaMemcpy(d, h, n * esize, cudaMemcpyHostToDevice));
-                for (size_t ki = 0; ki < sizeof kernels / sizeof kernels[0]; ++ki) {
-                    for (size_t bi = 0; bi < sizeof blocks / sizeof blocks[0]; ++bi) {
-                        dr_gpu_reduce_t r = request(kernels[ki], row, blocks[bi], d, n, d_result);
-                        dr_gpu_plan_t plan;
-                        char what[200];
-                        snprintf(what, sizeof what, "special values (%s) %s %s->%s n=%zu block=%d offset=%zu %s",
-                                 trials[t], dr_op_name(row->op), dr_dtype_name(row->dtype),
-                                 dr_acc_kind_name(row->acc), n, blocks[bi], off, kernel_name(kernels[ki]));
-                        if (!plan_case(&r, &plan, what)) continue;
-                        ensure_work(&b, plan.work_bytes);
-                        r.d_work = b.d_work;
-                        CUDA_OR_DIE(cudaMemset(b.d_work, 0, plan.work_bytes));
-                        CUDA_OR_DIE(cudaMemset(d_result, 0xA5, sizeof(dr_value_t)));
-                        CUDA_OR_DIE(dr_gpu_reduce(&r, &plan, 0, NULL));
-                        CUDA_OR_DIE(cudaDeviceSynchronize());
-                        dr_value_t got;
-                        memset(&got, 0, sizeof got);
-                        CUDA_OR_DIE(cudaMemcpy(&got, d_result, dr_acc_kind_size(row->acc), cudaMemcpyDeviceToHost));
-                        if (memcmp(&got, &want, dr_acc_kind_size(row->acc)) != 0) {
-                            ++failures;
-                            if (failures <= 40) {
-                                uint64_t gb = 0, wb = 0;
-                                memcpy(&gb, &got, dr_acc_kind_size(row->acc));
-                                memcpy(&wb, &want, dr_acc_kind_size(row->acc));
-                                printf("FAIL %s: bits 0x%" PRIx64 ", expected 0x%" PRIx64 "\n", what, gb, wb);
-                            }
-                        }
-                    }
-                }
+                char what[200];
+                snprintf(what, sizeof what, "special values (%s) %s %s->%s n=%zu offset=%zu", trials[t],
+                         dr_op_name(row->op), dr_dtype_name(row->dtype), dr_acc_kind_name(row->acc), n, off);
+                every_kernel_gives(&b, row, d, n, &want, what);
             }
         }
         printf("%-4s special values %-3s %-9s -> %-8s\n", failures == before ? "ok" : "FAIL", dr_op_name(row->op),
@@ -405,6 +416,69 @@ static int special_values(uint64_t seed)
     free(h);
     cudaFree(d_in);
     cudaFree(d_result);
+    cudaFree(b.d_work);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * 8- and 16-bit products over the types' whole range. multipass multiplies a word's elements in 32 bits and two
+ * words' products in 64 (kernels/multipass.cu, word_product), and random data for prod holds only {1, -1, 3, -3}: here
+ * every element is an odd value of the full range (so the product modulo 2^64 stays odd and every factor shows), and
+ * in some trials one element is the type's most negative (or, unsigned, largest even) value. Checked to the bit
+ * against the host's fold with accum.h's rules.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+static int small_int_products(uint64_t seed)
+{
+    const size_t sizes[] = {1, 3, 15, 16, 17, 33, 1000, 4099, 65537, (1u << 20) + 3};
+    const size_t max_n = (1u << 20) + 3;
+    uint64_t rng = seed ^ 0x9e3779b9u;
+    unsigned char *h = malloc(max_n * 2);
+    bufs_t b = {0};
+    if (!h) return 1;
+    CUDA_OR_DIE(cudaMalloc(&b.d_base, max_n * 2 + 16));
+    CUDA_OR_DIE(cudaMalloc(&b.d_result, sizeof(dr_value_t)));
+    for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ++ri) {
+        const row_t *row = &rows[ri];
+        const dr_dtype_t t = row->dtype;
+        if (row->op != DR_PROD || (t != DR_INT8 && t != DR_UINT8 && t != DR_INT16 && t != DR_UINT16)) continue;
+        const int before = failures;
+        const size_t esize = dr_dtype_size(t);
+        const int is_signed = t == DR_INT8 || t == DR_INT16;
+        const uint64_t mask = esize == 1 ? 0xffu : 0xffffu;
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+            const size_t n = sizes[si];
+            for (int trial = 0; trial < 2; ++trial) {
+                const size_t even_at = splitmix(&rng) % n; /* trial 1: the one even element */
+                dr_value_t want;
+                dr_acc_identity(row->acc, DR_PROD, &want);
+                for (size_t i = 0; i < n; ++i) {
+                    uint64_t bits = (splitmix(&rng) | 1) & mask;
+                    if (trial == 1 && i == even_at) bits = is_signed ? (mask >> 1) + 1 : mask - 1; /* -128, 254 */
+                    memcpy(h + i * esize, &bits, esize); /* little-endian */
+                    dr_value_t x;
+                    memset(&x, 0, sizeof x);
+                    if (is_signed) x.i64 = esize == 1 ? (int64_t)(int8_t)bits : (int64_t)(int16_t)bits;
+                    else x.u64 = bits;
+                    dr_acc_combine(row->acc, DR_PROD, &want, &x);
+                }
+                const size_t off = si % 3; /* 16-byte vectors starting at element 0, 1 or 2 */
+                void *d = (char *)b.d_base + off * esize;
+                CUDA_OR_DIE(cudaMemcpy(d, h, n * esize, cudaMemcpyHostToDevice));
+                char what[200];
+                snprintf(what, sizeof what, "full-range products (%s) %s->%s n=%zu offset=%zu",
+                         trial ? "odd values and one even" : "odd values", dr_dtype_name(t),
+                         dr_acc_kind_name(row->acc), n, off);
+                every_kernel_gives(&b, row, d, n, &want, what);
+                ++cases;
+            }
+        }
+        printf("%-4s full-range products %-9s -> %-8s\n", failures == before ? "ok" : "FAIL", dr_dtype_name(t),
+               dr_acc_kind_name(row->acc));
+    }
+    free(h);
+    cudaFree(b.d_base);
+    cudaFree(b.d_result);
     cudaFree(b.d_work);
     return 0;
 }
@@ -668,13 +742,13 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
     dr_value_t out[2];
     for (int i = 0; i < runs; ++i) {
         CUDA_OR_DIE(cudaMemset(d_result, 0xA5, asize)); /* poison */
-        cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
+            cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
             exit(1); /* a kernel fault leaves the context unusable */
         }
-        memset(&out[i], 0, sizeof out[i]);
+            memset(&out[i], 0, sizeof out[i]);
         CUDA_OR_DIE(cudaMemcpy(&out[i], d_result, asize, cudaMemcpyDeviceToHost));
     }
     CUDA_OR_DIE(cudaFree(r.d_work));
@@ -788,13 +862,13 @@ static int exact_run(exact_bufs_t *b, const row_t *row, int block, const void *d
     r.d_work = b->d_work;
     for (int i = 0; i < runs; ++i) {
         CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_exact_t)));
-        cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
+            cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
             exit(1); /* a kernel fault leaves the context unusable */
         }
-        dr_exact_t got;
+            dr_exact_t got;
         CUDA_OR_DIE(cudaMemcpy(&got, b->d_result, sizeof got, cudaMemcpyDeviceToHost));
         char run_what[224];
         snprintf(run_what, sizeof run_what, "%s grid=%zu run %d of %d", what, plan.grid[0], i + 1, runs);
@@ -1445,7 +1519,8 @@ int main(int argc, char **argv)
     int rc = mode == LARGE         ? large(seed)
              : mode == BOUNDARY    ? boundary(seed, which, shard, shards, blocks, nblocks, only)
              : mode == DETERMINISM ? determinism(seed, reps)
-                                   : matrix(seed) || special_values(seed) || exact_sums(seed);
+                                   : matrix(seed) || special_values(seed) || small_int_products(seed) ||
+                                     exact_sums(seed);
     if (rc == SKIP) return SKIP;
     printf("%d passed, %d failed\n", cases - failures, failures);
     /* Destroy the context before exit, so compute-sanitizer's leak check sees what is still allocated. */
