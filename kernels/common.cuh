@@ -4,6 +4,7 @@
 #ifndef DREDUCE_KERNELS_COMMON_CUH
 #define DREDUCE_KERNELS_COMMON_CUH
 
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -159,6 +160,20 @@ template <class F> cudaError_t dr_dispatch(const dr_gpu_reduce_t *r, const F &f)
     DR_REDUCTION_TABLE
 #undef X
     return cudaErrorInvalidValue;
+}
+
+/* Where and what a kernel signals when its result is complete (dr_gpu_reduce_t.d_done, done_seq). */
+struct dr_done_t {
+    uint32_t *at; /* NULL: nobody waits on it */
+    uint32_t seq;
+};
+__host__ __device__ inline dr_done_t dr_done_of(const dr_gpu_reduce_t *r) { return dr_done_t{r->d_done, r->done_seq}; }
+
+/* By the thread that wrote the result, after it: a release store at system scope orders the result's writes
+ * before the flag for a host polling the mapped word (dr_gpu_reduce_once). */
+__device__ __forceinline__ void dr_signal_done(dr_done_t d)
+{
+    if (d.at) cuda::atomic_ref<uint32_t, cuda::thread_scope_system>(*d.at).store(d.seq, cuda::memory_order_release);
 }
 
 #endif

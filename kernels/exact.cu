@@ -143,7 +143,8 @@ __device__ __forceinline__ void store_normalized(dr_exact_t *s_total, uint32_t f
 
 template <class In>
 __global__ void __launch_bounds__(1024)
-    exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_acc, unsigned int *g_done, dr_exact_t *g_result)
+    exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_acc, unsigned int *g_done, dr_exact_t *g_result,
+                 dr_done_t done)
 {
     extern __shared__ __align__(16) unsigned long long s_warp[]; /* kWords per warp */
     __shared__ dr_exact_t s_total;
@@ -178,7 +179,7 @@ __global__ void __launch_bounds__(1024)
     __syncthreads();
     const uint32_t term = n ? DR_EXACT_TERM : 0u; /* every element is a term */
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result);
+        if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result), dr_signal_done(done);
         return;
     }
     if (threadIdx.x == 0) dr_exact_normalize(&s_total);
@@ -206,7 +207,7 @@ __global__ void __launch_bounds__(1024)
         s_total.w[t] = (long long)atomicExch(acc_words + t, 0ull);
     if (threadIdx.x == 0) s_flags = atomicExch(&g_acc->flags, 0u);
     __syncthreads();
-    if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result);
+    if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result), dr_signal_done(done);
 }
 
 size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
@@ -250,7 +251,7 @@ cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
     exact_kernel<In><<<(unsigned)p->grid[0], r->block, smem_bytes(r->block), s>>>(
         static_cast<const In *>(r->d_in), r->n, reinterpret_cast<dr_exact_t *>(work + kAccOffset),
-        reinterpret_cast<unsigned int *>(work), static_cast<dr_exact_t *>(r->d_result));
+        reinterpret_cast<unsigned int *>(work), static_cast<dr_exact_t *>(r->d_result), dr_done_of(r));
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);
     return err;

@@ -36,6 +36,8 @@ extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan
     }
 }
 
+extern "C" int dr_gpu_signals_done(const dr_gpu_reduce_t *r) { return r->kernel == DR_KERNEL_MULTIPASS; }
+
 extern "C" cudaError_t dr_gpu_reduce(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *plan, cudaStream_t s,
                                      cudaEvent_t *pass_events)
 {

@@ -41,7 +41,15 @@ typedef struct {
     void *d_result;     /* one accumulator value (dr_acc_kind_size(acc) bytes): device or mapped host memory */
     size_t bulk_from_bytes; /* multipass: inputs of at least this many bytes take the bulk-copy kernel on Hopper;
                                0 = DR_GPU_BULK_FROM_BYTES. Tests set it low to reach that path with small inputs. */
+    uint32_t *d_done;   /* NULL, or a word of mapped host memory: once the result is written, the thread that wrote
+                           it stores done_seq there with release semantics at system scope, so a host that reads
+                           done_seq there (acquire) reads the whole result without synchronizing the stream.
+                           DR_KERNEL_MULTIPASS only (dr_gpu_signals_done); the teaching levels ignore it. */
+    uint32_t done_seq;
 } dr_gpu_reduce_t;
+
+/* Whether r's kernel stores r->done_seq at r->d_done when its result is complete. */
+int dr_gpu_signals_done(const dr_gpu_reduce_t *r);
 
 /* The passes a reduction will launch: pass i runs grid[i] blocks of r->block threads. */
 typedef struct {

@@ -247,11 +247,12 @@ __device__ __forceinline__ Acc accumulate_one_round(const In *__restrict__ g_in,
  * write the result directly). The counter's release/acquire orders each block's partial before its count and the
  * counts before the last block's reads (no separate fences: each costs an L2 round trip). */
 template <class Acc, class Op>
-__device__ __forceinline__ void finish(Acc acc, Acc *g_partials, unsigned int *g_done, Acc *g_result)
+__device__ __forceinline__ void finish(Acc acc, Acc *g_partials, unsigned int *g_done, Acc *g_result,
+                                       dr_done_t done)
 {
     acc = dr_block_reduce<Op>(acc);
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) *g_result = acc;
+        if (threadIdx.x == 0) *g_result = acc, dr_signal_done(done);
         return;
     }
     __shared__ bool s_last;
@@ -267,14 +268,15 @@ __device__ __forceinline__ void finish(Acc acc, Acc *g_partials, unsigned int *g
     Acc v = dr_identity<Op, Acc>();
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) v = Op::combine(v, (Acc)partials[b]);
     v = dr_block_reduce<Op>(v);
-    if (threadIdx.x == 0) *g_result = v;
+    if (threadIdx.x == 0) *g_result = v, dr_signal_done(done);
 }
 
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(1024)
-    multipass_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result)
+    multipass_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result,
+                     dr_done_t done)
 {
-    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>()), g_partials, g_done, g_result);
+    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>()), g_partials, g_done, g_result, done);
 }
 
 /* Large inputs on Hopper: chunk c (kBulkStageBytes of whole vectors) belongs to block c % gridDim.x, so each block's
@@ -285,7 +287,8 @@ __global__ void __launch_bounds__(1024)
  * register walk. */
 template <class In, class Acc, class Op>
 __global__ void __launch_bounds__(1024)
-    multipass_bulk_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result)
+    multipass_bulk_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result,
+                          dr_done_t done)
 {
     Acc acc = dr_identity<Op, Acc>();
     size_t bulk_vec = 0; /* vectors the bulk copies cover */
@@ -337,14 +340,15 @@ __global__ void __launch_bounds__(1024)
         if (++stage == kBulkStages) stage = 0, parity ^= 1;
     }
 #endif /* never launched below sm_90: plan_multipass checks; there everything takes the register walk */
-    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, bulk_vec, acc), g_partials, g_done, g_result);
+    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, bulk_vec, acc), g_partials, g_done, g_result, done);
 }
 
 /* Small inputs on Hopper: the grid is one thread-block cluster (at most kClusterMax blocks). The blocks meet at the
  * cluster barrier and block 0 reads the others' partials straight from their shared memory (distributed shared
  * memory): no global partials, no atomic, no L2 round trips, which is most of the time of a small reduction. */
 template <class In, class Acc, class Op>
-__global__ void __launch_bounds__(1024) multipass_cluster_kernel(const In *__restrict__ g_in, size_t n, Acc *g_result)
+__global__ void __launch_bounds__(1024)
+    multipass_cluster_kernel(const In *__restrict__ g_in, size_t n, Acc *g_result, dr_done_t done)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const bool one_round = n <= (size_t)gridDim.x * blockDim.x * kUnroll * (16 / sizeof(In));
@@ -352,7 +356,7 @@ __global__ void __launch_bounds__(1024) multipass_cluster_kernel(const In *__res
                         : accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>());
     acc = dr_block_reduce<Op>(acc);
     if (gridDim.x == 1) { /* launched without a cluster: the block is the grid */
-        if (threadIdx.x == 0) *g_result = acc;
+        if (threadIdx.x == 0) *g_result = acc, dr_signal_done(done);
         return;
     }
     __shared__ Acc s_partial;
@@ -363,11 +367,11 @@ __global__ void __launch_bounds__(1024) multipass_cluster_kernel(const In *__res
         Acc v = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&s_partial, threadIdx.x)
                                                    : dr_identity<Op, Acc>();
         v = dr_warp_reduce<Op>(v);
-        if (threadIdx.x == 0) *g_result = v;
+        if (threadIdx.x == 0) *g_result = v, dr_signal_done(done);
     }
     cluster.sync(); /* every block's shared memory must outlive block 0's reads */
 #else
-    (void)g_in, (void)n, (void)g_result; /* never launched below sm_90: plan_multipass checks */
+    (void)g_in, (void)n, (void)g_result, (void)done; /* never launched below sm_90: plan_multipass checks */
 #endif
 }
 
@@ -467,8 +471,9 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
     const In *in = static_cast<const In *>(r->d_in);
     Acc *result = static_cast<Acc *>(r->d_result);
+    const dr_done_t done = dr_done_of(r);
     if (p->cluster && p->grid[0] == 1) {
-        multipass_cluster_kernel<In, Acc, Op><<<1, r->block, 0, s>>>(in, r->n, result);
+        multipass_cluster_kernel<In, Acc, Op><<<1, r->block, 0, s>>>(in, r->n, result, done);
     } else if (p->cluster) {
         cudaLaunchConfig_t cfg = {};
         cudaLaunchAttribute attr[1];
@@ -481,14 +486,16 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
         cfg.stream = s;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        err = cudaLaunchKernelEx(&cfg, multipass_cluster_kernel<In, Acc, Op>, in, r->n, result);
+        err = cudaLaunchKernelEx(&cfg, multipass_cluster_kernel<In, Acc, Op>, in, r->n, result, done);
     } else if (p->bulk) {
         const size_t smem = (size_t)kBulkStages * kBulkStageBytes;
         multipass_bulk_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, smem, s>>>(
-            in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result);
+            in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result,
+            done);
     } else {
         multipass_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, 0, s>>>(
-            in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result);
+            in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result,
+            done);
     }
     if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);

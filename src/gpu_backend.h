@@ -26,6 +26,9 @@ typedef struct {
     dr_gpu_plan_t plan;       /* its plan */
     int planned;              /* req/plan hold a valid shape */
     int poisoned;             /* the device partial was poisoned for this plan and target (dr_gpu_reduce_once) */
+    uint32_t *done_host;      /* a mapped word the kernel stores its launch's done_seq to (launch.h, d_done) */
+    uint32_t *done_dev;       /* its device address */
+    uint32_t done_seq;        /* the last launch's */
     cudaEvent_t events[DR_GPU_MAX_PASSES + 1];
     int events_made;
 } dr_gpu_t;
@@ -52,7 +55,9 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
 void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr);
 
 /* One reduction of the current shape into the partial target; waits for it. pass_ms[i] gets pass i's time
- * (plan.passes of them), measured with events; pass_ms NULL: no events, one cudaStreamSynchronize. */
+ * (plan.passes of them), measured with events. pass_ms NULL: no events; a mapped partial written by a kernel that
+ * signals its end (dr_gpu_signals_done) is waited for by polling the done word, any other by one
+ * cudaStreamSynchronize. */
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
 
 /* Copy the partial (from the partial target) to the host. */

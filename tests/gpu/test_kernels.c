@@ -78,7 +78,7 @@ static dr_gpu_reduce_t request(dr_kernel_t kernel, const row_t *row, int block, 
 {
     dr_gpu_reduce_t r = {kernel == KERNEL_BULK ? DR_KERNEL_MULTIPASS : kernel,
                          row->dtype, row->op, row->acc, block, 0, d_in, n, NULL, d_result,
-                         kernel == KERNEL_BULK ? 1 : 0};
+                         kernel == KERNEL_BULK ? 1 : 0, NULL, 0};
     return r;
 }
 
@@ -117,6 +117,33 @@ static int plan_case(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan, const char *
     return 0;
 }
 
+/* launch.h's done word: multipass requests carry one (a mapped word and a fresh sequence number), as the library's
+ * calls on a mapped partial do, and after the launch the word must hold the request's number. */
+static uint32_t *done_host, *done_dev, done_seq;
+
+static void arm_done(dr_gpu_reduce_t *r)
+{
+    if (!dr_gpu_signals_done(r)) return;
+    if (!done_host) {
+        CUDA_OR_DIE(cudaHostAlloc((void **)&done_host, sizeof *done_host, cudaHostAllocMapped));
+        *done_host = 0;
+        CUDA_OR_DIE(cudaHostGetDevicePointer((void **)&done_dev, done_host, 0));
+    }
+    r->d_done = done_dev;
+    r->done_seq = ++done_seq;
+}
+
+/* After the launch has completed: 1 if the request's done word holds its number (or it has none). */
+static int done_signalled(const dr_gpu_reduce_t *r, const char *what)
+{
+    if (!r->d_done || *(volatile uint32_t *)done_host == r->done_seq) return 1;
+    ++failures;
+    if (failures <= 40)
+        printf("FAIL %s: done word %u after the launch, expected %u\n", what, *(volatile uint32_t *)done_host,
+               r->done_seq);
+    return 0;
+}
+
 /* Run one reduction and check it; returns 1 if it passed. */
 static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, const void *d_in, size_t n,
                     const dr_reference_t *ref, dr_value_t *out, const char *what)
@@ -129,6 +156,7 @@ static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, 
     /* launch.h: a workspace handed to a new plan starts zeroed (the previous kernel left its partials there). */
     CUDA_OR_DIE(cudaMemset(b->d_work, 0, plan.work_bytes < 4096 ? plan.work_bytes : 4096));
     CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_value_t))); /* poison */
+    arm_done(&r);
     cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
     if (e == cudaSuccess) e = cudaDeviceSynchronize();
     if (e != cudaSuccess) {
@@ -136,6 +164,7 @@ static int run_case(bufs_t *b, const row_t *row, dr_kernel_t kernel, int block, 
         printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
         exit(1); /* a kernel fault leaves the context unusable */
     }
+    if (!done_signalled(&r, what)) return 0;
     memset(out, 0, sizeof *out);
     CUDA_OR_DIE(cudaMemcpy(out, b->d_result, dr_acc_kind_size(row->acc), cudaMemcpyDeviceToHost));
     dr_check_t c;
@@ -742,13 +771,15 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
     dr_value_t out[2];
     for (int i = 0; i < runs; ++i) {
         CUDA_OR_DIE(cudaMemset(d_result, 0xA5, asize)); /* poison */
-            cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
+        arm_done(&r);
+        cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
             exit(1); /* a kernel fault leaves the context unusable */
         }
-            memset(&out[i], 0, sizeof out[i]);
+        if (!done_signalled(&r, what)) return 0;
+        memset(&out[i], 0, sizeof out[i]);
         CUDA_OR_DIE(cudaMemcpy(&out[i], d_result, asize, cudaMemcpyDeviceToHost));
     }
     CUDA_OR_DIE(cudaFree(r.d_work));
@@ -862,13 +893,15 @@ static int exact_run(exact_bufs_t *b, const row_t *row, int block, const void *d
     r.d_work = b->d_work;
     for (int i = 0; i < runs; ++i) {
         CUDA_OR_DIE(cudaMemset(b->d_result, 0xA5, sizeof(dr_exact_t)));
-            cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
+        arm_done(&r);
+        cudaError_t e = dr_gpu_reduce(&r, &plan, 0, NULL);
         if (e == cudaSuccess) e = cudaDeviceSynchronize();
         if (e != cudaSuccess) {
             printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
             exit(1); /* a kernel fault leaves the context unusable */
         }
-            dr_exact_t got;
+        if (!done_signalled(&r, what)) return 0;
+        dr_exact_t got;
         CUDA_OR_DIE(cudaMemcpy(&got, b->d_result, sizeof got, cudaMemcpyDeviceToHost));
         char run_what[224];
         snprintf(run_what, sizeof run_what, "%s grid=%zu run %d of %d", what, plan.grid[0], i + 1, runs);
