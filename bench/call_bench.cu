@@ -3,7 +3,8 @@
  * For n = 2^10 ... 2^31 elements per rank (float32 sum and int32 sum), the median host wall-clock time of one
  * dreduce_reduce call on a device array, result in hand (default config; and with cfg.allreduce = 1), beside what a
  * user would write instead, in the same run:
- *   P = 1   cub::DeviceReduce::Sum + cudaMemcpy of the scalar to the host;
+ *   P = 1   cub::DeviceReduce::Sum + cudaMemcpy of the scalar to the host: to a variable (pageable memory), and to
+ *           pinned host memory (cudaMallocHost), the faster of the two on some machines;
  *   P > 1   the same, then a host MPI_Reduce / MPI_Allreduce of the scalar; and (built with NCCL) CUB, then
  *           ncclReduce / ncclAllReduce of the device scalar, copy to the host, synchronize.
  * Ratios per row: dreduce / the alternative (<= 1: dreduce is as fast or faster). At P > 1, dr_local and dr_comb
@@ -159,6 +160,10 @@ int main(int argc, char **argv)
     long long *d_i = NULL;
     CK(cudaMalloc(&d_in, nmax * 4));
     CK(cudaMalloc(&d_f, 2 * sizeof(float)));
+    float *pinned_f = NULL; /* the P = 1 peer's result in pinned host memory */
+    long long *pinned_i = NULL;
+    CK(cudaMallocHost(&pinned_f, sizeof *pinned_f));
+    CK(cudaMallocHost(&pinned_i, sizeof *pinned_i));
     CK(cudaMalloc(&d_i, 2 * sizeof(long long)));
     size_t temp_f = 0, temp_i = 0;
     CK(cub::DeviceReduce::Sum(nullptr, temp_f, (const float *)d_in, d_f, (int64_t)nmax));
@@ -188,7 +193,9 @@ int main(int argc, char **argv)
         printf("median host us per call (slowest rank); ratio = dreduce / alternative\n");
     }
     if (rank_ == 0) {
-        if (nranks_ == 1) printf("%-8s %-6s %12s %14s %8s\n", "type", "log2n", "dreduce", "cub+copy", "ratio");
+        if (nranks_ == 1)
+            printf("%-8s %-6s %12s %14s %8s %14s %8s\n", "type", "log2n", "dreduce", "cub+copy", "ratio", "cub+pinned",
+                   "ratio_p");
         else
             printf("%-8s %-6s %10s %10s %13s %13s %8s %8s %11s %11s %8s %8s %8s %8s\n", "type", "log2n", "dreduce",
                    "dr_allred", "cub+MPI_Red", "cub+MPI_All", "ratio", "ratio_a", "nccl_red", "nccl_all", "ratio_n",
@@ -225,21 +232,24 @@ int main(int argc, char **argv)
             });
             float hf = 0, of = 0;
             long long hi = 0, oi = 0;
-            auto cub_copy = [&] {
+            auto cub_copy_to = [&](float *to_f, long long *to_i) { /* the sum, copied to *to_f or *to_i */
                 size_t tb = std::max(temp_f, temp_i);
                 if (is_f) {
                     CK(cub::DeviceReduce::Sum(d_temp, tb, (const float *)d_in, d_f, (int64_t)n, s));
-                    CK(cudaMemcpyAsync(&hf, d_f, sizeof hf, cudaMemcpyDeviceToHost, s));
+                    CK(cudaMemcpyAsync(to_f, d_f, sizeof *to_f, cudaMemcpyDeviceToHost, s));
                 } else {
                     CK(cub::DeviceReduce::Sum(d_temp, tb, (const int *)d_in, d_i, (int64_t)n, s));
-                    CK(cudaMemcpyAsync(&hi, d_i, sizeof hi, cudaMemcpyDeviceToHost, s));
+                    CK(cudaMemcpyAsync(to_i, d_i, sizeof *to_i, cudaMemcpyDeviceToHost, s));
                 }
                 CK(cudaStreamSynchronize(s));
             };
+            auto cub_copy = [&] { cub_copy_to(&hf, &hi); };
             if (nranks_ == 1) {
                 const double t_cub = time_call(warm, reps, cub_copy);
+                const double t_pin = time_call(warm, reps, [&] { cub_copy_to(pinned_f, pinned_i); });
                 if (rank_ == 0)
-                    printf("%-8s %-6d %12.1f %14.1f %8.2f\n", is_f ? "float32" : "int32", k, t_dr, t_cub, t_dr / t_cub);
+                    printf("%-8s %-6d %12.1f %14.1f %8.2f %14.1f %8.2f\n", is_f ? "float32" : "int32", k, t_dr, t_cub,
+                           t_dr / t_cub, t_pin, t_dr / t_pin);
                 fflush(stdout);
                 continue;
             }
@@ -294,6 +304,8 @@ int main(int argc, char **argv)
     cudaFree(d_temp);
     cudaFree(d_f);
     cudaFree(d_i);
+    cudaFreeHost(pinned_f);
+    cudaFreeHost(pinned_i);
     MPI_Finalize();
     return all_bad ? 1 : 0;
 }
