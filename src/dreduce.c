@@ -859,6 +859,7 @@ void dreduce_destroy(dreduce_context_t *ctx)
 {
     if (!ctx) return;
     if (ctx->is_gpu && dr_gpu_use(&ctx->gpu) != DR_OK) (void)cudaGetLastError(); /* free what can be freed */
+    if (ctx->is_gpu) dr_gpu_drain(&ctx->gpu); /* the last kernel may still be exiting into the mapped partial */
     if (ctx->comb_ready) dr_combine_free(&ctx->comb);
     dr_chunks_free(&ctx->chunks);
     if (ctx->is_gpu) dr_gpu_close(&ctx->gpu);

@@ -1,6 +1,5 @@
 #include "gpu_backend.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,6 +69,7 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
         return DR_ERR_USAGE;
     }
     const size_t bulk_from = managed ? SIZE_MAX : 0; /* 0: the kernels' default */
+    g->managed_in = managed;
     if (block == 0) block = dr_gpu_default_block(kernel, (size_t)n, dr_dtype_size(dtype), g->device);
     dr_gpu_reduce_t *r = &g->req;
     const int same = g->planned && r->kernel == kernel && r->block == block && r->dtype == dtype && r->op == op &&
@@ -100,7 +100,10 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     }
     DR_CUDA_CHECK(perr);
     if (g->plan.work_bytes > g->work_cap) {
-        if (g->d_work) DR_CUDA_CHECK(cudaFree(g->d_work));
+        if (g->d_work) {
+            DR_CUDA_CHECK(cudaStreamSynchronize(g->stream)); /* the last kernel may still be exiting (reduce_once) */
+            DR_CUDA_CHECK(cudaFree(g->d_work));
+        }
         g->d_work = NULL;
         g->work_cap = 0;
         DR_CHECK(dr_gpu_alloc(&g->d_work, g->plan.work_bytes, "kernel workspace"));
@@ -129,21 +132,33 @@ void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr)
  * scheduling flags) is as good, and a kernel that failed before signalling is reported by it. */
 #define DR_GPU_POLL_MS 0.25
 
+static uint32_t done_word(const dr_gpu_t *g) { return __atomic_load_n(g->done_host, __ATOMIC_ACQUIRE); }
+
 /* Wait for the launch whose done_seq is g->done_seq. */
 static dr_status_t wait_done(dr_gpu_t *g)
 {
-    const _Atomic uint32_t *word = (const _Atomic uint32_t *)g->done_host;
     const double until = dr_now_ms() + DR_GPU_POLL_MS;
-    do {
-        if (atomic_load_explicit(word, memory_order_acquire) == g->done_seq) return DR_OK;
-    } while (dr_now_ms() < until);
+    for (;;) {
+        for (int i = 0; i < 16; ++i) {
+            if (done_word(g) == g->done_seq) return DR_OK;
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause(); /* a spin-wait hint: kinder to a sibling hyperthread */
+#endif
+        }
+        if (dr_now_ms() >= until) break;
+    }
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
-    if (atomic_load_explicit(word, memory_order_acquire) != g->done_seq) {
+    if (done_word(g) != g->done_seq) {
         dr_error("internal error: the reduction finished without signalling its result (done word %u, expected %u)",
-                 (unsigned)atomic_load_explicit(word, memory_order_relaxed), (unsigned)g->done_seq);
+                 (unsigned)done_word(g), (unsigned)g->done_seq);
         return DR_ERR_RUNTIME;
     }
     return DR_OK;
+}
+
+void dr_gpu_drain(dr_gpu_t *g)
+{
+    if (g->stream && cudaStreamSynchronize(g->stream) != cudaSuccess) (void)cudaGetLastError();
 }
 
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
@@ -156,8 +171,9 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
     if (g->partial_host) memset(g->partial_host, 0xA5, size);
     else if (!g->poisoned) DR_CUDA_CHECK(cudaMemsetAsync(g->req.d_result, 0xA5, size, g->stream));
     g->poisoned = 1;
-    g->req.d_done = NULL;
-    if (!pass_ms && g->partial_host && dr_gpu_signals_done(&g->req)) {
+    if (!pass_ms && g->partial_host && !g->managed_in && dr_gpu_signals_done(&g->req)) {
+        /* Not for managed input: where the device lacks concurrent managed access, the caller's touching its buffer
+         * while the kernel is still resident would fault. */
         g->req.d_done = g->done_dev;
         g->req.done_seq = ++g->done_seq; /* differs from the word's last value, wrapping or not */
         const cudaError_t err = dr_gpu_reduce(&g->req, &g->plan, g->stream, NULL);
@@ -197,6 +213,7 @@ dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v)
 
 void dr_gpu_close(dr_gpu_t *g)
 {
+    dr_gpu_drain(g);
     if (g->d_work) cudaFree(g->d_work);
     if (g->d_result) cudaFree(g->d_result);
     if (g->done_host) cudaFreeHost(g->done_host);

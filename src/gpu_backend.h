@@ -29,6 +29,7 @@ typedef struct {
     uint32_t *done_host;      /* a mapped word the kernel stores its launch's done_seq to (launch.h, d_done) */
     uint32_t *done_dev;       /* its device address */
     uint32_t done_seq;        /* the last launch's */
+    int managed_in;           /* the current input is managed memory (dr_gpu_set_shape) */
     cudaEvent_t events[DR_GPU_MAX_PASSES + 1];
     int events_made;
 } dr_gpu_t;
@@ -54,11 +55,17 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
  * h_ptr (NULL, NULL: back to d_result). */
 void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr);
 
-/* One reduction of the current shape into the partial target; waits for it. pass_ms[i] gets pass i's time
- * (plan.passes of them), measured with events. pass_ms NULL: no events; a mapped partial written by a kernel that
- * signals its end (dr_gpu_signals_done) is waited for by polling the done word, any other by one
- * cudaStreamSynchronize. */
+/* One reduction of the current shape into the partial target; returns when the partial is complete. pass_ms[i] gets
+ * pass i's time (plan.passes of them), measured with events. pass_ms NULL: no events; a mapped partial written by a
+ * kernel that signals its end (dr_gpu_signals_done), from an input that is not managed memory, is waited for by
+ * polling the done word: the kernel may then still be exiting (later work on g->stream is ordered after it, and
+ * dr_gpu_drain waits for it), and an asynchronous error of earlier work on the stream shows at the next
+ * synchronization. Any other partial: one cudaStreamSynchronize. */
 dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
+
+/* Wait until g's stream is idle, for teardown: before freeing memory a kernel may still be exiting on (errors are
+ * cleared; there is nothing left to report them to). */
+void dr_gpu_drain(dr_gpu_t *g);
 
 /* Copy the partial (from the partial target) to the host. */
 dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out);

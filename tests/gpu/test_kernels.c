@@ -778,7 +778,10 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
             printf("FAIL %s: launch: %s\n", what, cudaGetErrorString(e));
             exit(1); /* a kernel fault leaves the context unusable */
         }
-        if (!done_signalled(&r, what)) return 0;
+        if (!done_signalled(&r, what)) {
+            CUDA_OR_DIE(cudaFree(r.d_work));
+            return 0;
+        }
         memset(&out[i], 0, sizeof out[i]);
         CUDA_OR_DIE(cudaMemcpy(&out[i], d_result, asize, cudaMemcpyDeviceToHost));
     }
