@@ -57,8 +57,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <cub/cub.cuh>
-#include <cuda/functional>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -77,6 +75,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "cub_rows.cuh"
 #include "dreduce/accum.h"
 #include "dreduce/table.h"
 #include "launch.h"
@@ -419,83 +418,17 @@ void write_json(const Options &o, const Json &j)
 }
 
 /* ---------------------------------------------------------------------------------------------------------- */
-/* CUB: the same reduction as ours, for every row of the reduction table (include/dreduce/table.h). Where the input
- * is the accumulator type, CUB's own Sum/Min/Max (or Reduce with the op); where dreduce widens (int32 sums in int64,
- * float32 sums in float64, every 16-bit float row, ...), TransformReduce with the same widening and the op on the
- * accumulator type. The 16-bit floats are CUB's __half / __nv_bfloat16, widened by CUDA's own __half2float /
- * __bfloat162float. CUB picks 32-bit offsets for a 32-bit num_items (faster), so pass one when n fits. */
+/* CUB's rows (bench/cub_rows.cuh, compiled in shards) and their names */
 
-/* CUB's input type for each table token. */
-typedef int32_t cub_in_INT32;
-typedef int64_t cub_in_INT64;
-typedef uint32_t cub_in_UINT32;
-typedef uint64_t cub_in_UINT64;
-typedef float cub_in_FLOAT32;
-typedef double cub_in_FLOAT64;
-typedef __half cub_in_FLOAT16;
-typedef __nv_bfloat16 cub_in_BFLOAT16;
-typedef int8_t cub_in_INT8;
-typedef uint8_t cub_in_UINT8;
-typedef int16_t cub_in_INT16;
-typedef uint16_t cub_in_UINT16;
-typedef int32_t cub_acc_I32;
-typedef uint32_t cub_acc_U32;
-typedef int64_t cub_acc_I64;
-typedef uint64_t cub_acc_U64;
-typedef float cub_acc_F32;
-typedef double cub_acc_F64;
+using namespace dr_bench;
 
-template <class Acc> struct Widen {
-    template <class In> __host__ __device__ Acc operator()(In x) const { return (Acc)x; }
-    __device__ Acc operator()(__half x) const { return (Acc)__half2float(x); }
-    __device__ Acc operator()(__nv_bfloat16 x) const { return (Acc)__bfloat162float(x); }
-};
-
-/* The op on the accumulator type, by dr_op_t. */
-template <dr_op_t Op, class Acc> struct CubOp;
-template <class Acc> struct CubOp<DR_SUM, Acc> { typedef cuda::std::plus<Acc> type; static constexpr const char *name = "plus"; };
-template <class Acc> struct CubOp<DR_PROD, Acc> { typedef cuda::std::multiplies<Acc> type; static constexpr const char *name = "multiplies"; };
-template <class Acc> struct CubOp<DR_MIN, Acc> { typedef cuda::minimum<Acc> type; static constexpr const char *name = "minimum"; };
-template <class Acc> struct CubOp<DR_MAX, Acc> { typedef cuda::maximum<Acc> type; static constexpr const char *name = "maximum"; };
-template <class Acc> struct CubOp<DR_BAND, Acc> { typedef cuda::std::bit_and<Acc> type; static constexpr const char *name = "bit_and"; };
-template <class Acc> struct CubOp<DR_BOR, Acc> { typedef cuda::std::bit_or<Acc> type; static constexpr const char *name = "bit_or"; };
-template <class Acc> struct CubOp<DR_BXOR, Acc> { typedef cuda::std::bit_xor<Acc> type; static constexpr const char *name = "bit_xor"; };
-
-/* The op's identity in Acc (accum.h's, so CUB starts where we start). */
-template <class Acc> Acc identity_of(dr_acc_kind_t kind, dr_op_t op)
+/* The CUB call of the row (dtype, op, acc), from the shards; every row of the table has one. */
+CubFn cub_fn(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc)
 {
-    dr_value_t v;
-    dr_acc_identity(kind, op, &v);
-    Acc a;
-    memcpy(&a, &v, sizeof a);
-    return a;
-}
-
-template <class In, class Acc, dr_op_t Op, class Off>
-cudaError_t cub_call_off(void *temp, size_t &temp_bytes, const In *in, Acc *out, Off n, dr_acc_kind_t kind,
-                         cudaStream_t s)
-{
-    typedef typename CubOp<Op, Acc>::type F;
-    if constexpr (std::is_same<In, Acc>::value) {
-        if constexpr (Op == DR_SUM) return cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n, s);
-        else if constexpr (Op == DR_MIN) return cub::DeviceReduce::Min(temp, temp_bytes, in, out, n, s);
-        else if constexpr (Op == DR_MAX) return cub::DeviceReduce::Max(temp, temp_bytes, in, out, n, s);
-        else return cub::DeviceReduce::Reduce(temp, temp_bytes, in, out, n, F{}, identity_of<Acc>(kind, Op), s);
-    } else {
-        return cub::DeviceReduce::TransformReduce(temp, temp_bytes, in, out, n, F{}, Widen<Acc>{},
-                                                  identity_of<Acc>(kind, Op), s);
-    }
-}
-
-template <class In, class Acc, dr_op_t Op>
-cudaError_t cub_call(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n, dr_acc_kind_t kind,
-                     cudaStream_t s)
-{
-    if (n <= (size_t)UINT32_MAX)
-        return cub_call_off<In, Acc, Op>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Acc *>(out),
-                                         (uint32_t)n, kind, s);
-    return cub_call_off<In, Acc, Op>(temp, *temp_bytes, static_cast<const In *>(in), static_cast<Acc *>(out),
-                                     (unsigned long long)n, kind, s);
+    static const std::vector<CubRow> rows = all_cub_rows();
+    for (const CubRow &r : rows)
+        if (r.dtype == dtype && r.op == op && r.acc == acc) return r.fn;
+    return nullptr;
 }
 
 /* "DeviceReduce::Sum(float64)", "DeviceReduce::TransformReduce(float16 -> float32, minimum)", ... */
@@ -510,9 +443,6 @@ template <class In, class Acc, dr_op_t Op> std::string cub_api(dr_dtype_t dtype,
     }
     return "DeviceReduce::TransformReduce(" + in + " -> " + acc + ", " + CubOp<Op, Acc>::name + ")";
 }
-
-typedef cudaError_t (*CubFn)(void *temp, size_t *temp_bytes, const void *in, void *out, size_t n,
-                             dr_acc_kind_t kind, cudaStream_t s);
 
 struct Case {
     std::string id; /* "int32-sum", "float32-sum-native", "float16-min", "float32-sum-exact", ... */
@@ -541,9 +471,10 @@ template <class In, class Acc, dr_op_t Op> void add_case(std::vector<Case> &v, d
     c.mode = native ? DR_ACC_NATIVE : exact ? DR_ACC_MODE_EXACT : DR_ACC_WIDE;
     c.id = std::string(dr_dtype_name(dtype)) + "-" + dr_op_name(Op) + (native ? "-native" : exact ? "-exact" : "");
     c.cub_api = cub_api<In, Acc, Op>(dtype, c.cub_acc);
-    c.cub = cub_call<In, Acc, Op>;
-    if (dr_acc_select(dtype, Op, c.mode) != acc) {
-        fprintf(stderr, "internal error: case %s: table row and dr_acc_select disagree\n", c.id.c_str());
+    c.cub = cub_fn(dtype, Op, acc);
+    if (dr_acc_select(dtype, Op, c.mode) != acc || !c.cub) {
+        fprintf(stderr, "internal error: case %s: %s\n", c.id.c_str(),
+                c.cub ? "table row and dr_acc_select disagree" : "no CUB row in bench/cub_rows.cuh's shards");
         exit(1);
     }
     v.push_back(c);
