@@ -12,8 +12,10 @@ foreach(suite np1 np2 np3 np4 errors)
   if(NOT suite STREQUAL errors)
     set(labels mpi long)
   endif()
+  # COST: with ctest -j, the longest tests start first (a fresh build has no timings of its own), so they do not
+  # end the run alone; about their seconds on CI's 2 cores.
   set_tests_properties(mpi_input_${suite} PROPERTIES LABELS "${labels}" TIMEOUT 900 FIXTURES_REQUIRED dr_input_files
-                       ENVIRONMENT "${DR_TEST_ENV}")
+                       ENVIRONMENT "${DR_TEST_ENV}" COST 60)
 endforeach()
 
 # The same on the GPU backend (label gpu; skipped without a GPU): 1 and 2 ranks, bad files too. A rank per GPU where
@@ -61,7 +63,7 @@ if(DR_HDF5)
         set(labels mpi long)
       endif()
       set_tests_properties(mpi_h5_${suite} PROPERTIES LABELS "${labels}" TIMEOUT 900 FIXTURES_REQUIRED dr_h5_files
-                           ENVIRONMENT "${DR_TEST_ENV}")
+                           ENVIRONMENT "${DR_TEST_ENV}" COST 30) # COST: as mpi_input_*
     endforeach()
     foreach(suite np1 np2) # as gpu_input_*: the two ranks of np2 share a GPU where there is one
       add_test(NAME gpu_h5_${suite}
