@@ -23,8 +23,8 @@
  *      contend at most.
  *   3. At the block's end each word of the block total is, over the block's warps, the warp word's low digit plus
  *      the carry (floor(word / 2^32)) of the warp's word below (word 67 whole): the warps' words half-normalized and
- *      summed in one step, by threads 0..67. One thread normalizes that total with dr_exact_normalize, the host's
- *      own carry chain. A grid of one block writes it to the result. Otherwise the block adds its nonzero words
+ *      summed in one step, by threads 0..67. A grid of one block normalizes it (dr_exact_normalize, the host's carry
+ *      chain) and writes it to the result. Otherwise the block adds its nonzero words
  *      into the grid's one accumulator in the workspace with 64-bit global atomics (REDs: a thread's fence waits
  *      for its own one or two; a block total of typical data spans a few words, of wide-exponent data up to all
  *      68) and ORs its flags in; the last block to finish (counted with an acq_rel atomic as multipass's
@@ -40,10 +40,12 @@
  *   - warp word: 32 lanes x 2^25 < 2^30 adds (DR_EXACT_ADDS) between normalizations: below 2^62 in magnitude. Word
  *     67 takes none (the highest word a flush or a direct add reaches is 66);
  *   - block total: per warp, a digit below 2^32 plus a carry below 2^30 in magnitude, summed over at most 32
- *     warps: below 2^48;
- *   - grid accumulator: each block adds a normalized total: words 0..66 digits below 2^32, word 67 at most 2^18
- *     in magnitude (a sum of at most 2^64 float64s is below 2^1088 = 2^(2162 - 1074)); summed over fewer than 2^31
- *     blocks (the plan refuses a larger grid): below 2^63.
+ *     warps: below 2^38 (word 67: carries alone);
+ *   - grid accumulator: each block adds its total as it stands (words below 2^38), over at most 2^24 blocks (the
+ *     plan refuses a larger grid, which would need more than 2^52 elements): below 2^62, so the last block's
+ *     carry chain (dr_exact_normalize) cannot overflow either. Normalizing each block's total first, as an earlier
+ *     version did, put one thread's 68-word carry chain at every block's end, and turned a negative total into 68
+ *     nonzero words.
  * Block and grid shapes: r->block threads (a power of two, 32..1024, so whole warps and every full-mask shuffle has
  * all 32 lanes), 544 bytes of dynamic shared memory per warp for its words (17 KiB at 1024 threads); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
@@ -62,6 +64,7 @@ constexpr int kWords = DR_EXACT_WORDS;      /* 68 words of a dr_exact_t */
 constexpr int kUnroll = 4;                  /* vector loads in flight per thread, as multipass */
 constexpr size_t kAccOffset = 256;          /* workspace: the done-counter, then the grid's accumulator */
 constexpr int kWalkLog2 = 23;               /* the plan: at most 2^23 + 10 elements a thread (the bounds above) */
+constexpr size_t kMaxGrid = (size_t)1 << 24; /* blocks adding into the grid's accumulator (the bounds above) */
 constexpr int kRoundsPerThread = 2;         /* rounds of kUnroll vectors per thread before a second block is
                                                worth it: a first guess (a block's end costs more than multipass's),
                                                to be measured */
@@ -105,11 +108,33 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, dr_x
 
     const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
     size_t i = tid;
-    for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
-        uint4 v[kUnroll];
+    if constexpr (F == DR_XW_F64 || F == DR_XW_F32) {
+        for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+            uint4 v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
-        dr_xw_add_vectors<F>(w, v, sink);
+            for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
+            dr_xw_add_vectors<F>(w, v, sink);
+        }
+    } else {
+        /* float16 and bfloat16: an inner loop of rounds that pass dr_xw_round_fast's test, left for the rare one
+         * that fails, which goes element by element outside it (dr_xw_round_rest): so the registers of that path
+         * are not the hot loop's (inside it, or called from it, ptxas spilled the loop to local memory). */
+        while (i + (kUnroll - 1) * nthreads < nvec) {
+            uint4 v[kUnroll];
+            bool failed = false;
+            for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+#pragma unroll
+                for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
+                if (!dr_xw_round_fast<F>(w, v)) {
+                    failed = true;
+                    break;
+                }
+                dr_xw_spill<F>(w);
+            }
+            if (!failed) break;
+            dr_xw_round_rest<F>(w, v, sink);
+            i += kUnroll * nthreads;
+        }
     }
     for (; i < nvec; i += nthreads) {
         const uint4 v[1] = {__ldg(g_vec + i)};
@@ -132,13 +157,14 @@ __device__ __forceinline__ uint32_t warp_or(uint32_t v)
 __device__ __forceinline__ long long digit_of(long long v) { return v & 0xffffffffll; }
 __device__ __forceinline__ long long carry_of(long long v) { return (v - digit_of(v)) / 4294967296ll; }
 
-/* Thread 0: normalize s_total (every thread's writes to it done) and store it with `flags` at g_out. */
-__device__ __forceinline__ void store_normalized(dr_exact_t *s_total, uint32_t flags, dr_exact_t *g_out)
+/* Thread 0: store s_total (normalized) with `flags` at g_out, then say the result is done. */
+__device__ __forceinline__ void store_result(const dr_exact_t *s_total, uint32_t flags, dr_exact_t *g_out,
+                                             dr_done_t done)
 {
-    dr_exact_normalize(s_total);
     for (int i = 0; i < kWords; ++i) g_out->w[i] = s_total->w[i];
     g_out->flags = flags;
     g_out->pad = 0;
+    dr_signal_done(done);
 }
 
 template <class In>
@@ -179,13 +205,15 @@ __global__ void __launch_bounds__(1024)
     __syncthreads();
     const uint32_t term = n ? DR_EXACT_TERM : 0u; /* every element is a term */
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result), dr_signal_done(done);
+        if (threadIdx.x == 0) {
+            dr_exact_normalize(&s_total);
+            store_result(&s_total, s_flags | term, g_result, done);
+        }
         return;
     }
-    if (threadIdx.x == 0) dr_exact_normalize(&s_total);
-    __syncthreads();
-    /* Into the grid's accumulator: a 64-bit atomic (RED) per nonzero word (typical data: a few words), then the
-     * flags. */
+    /* Into the grid's accumulator as it stands, half-normalized (words below 2^38 in magnitude: the bounds above):
+     * a 64-bit atomic (RED) per nonzero word (typical data: a few words, and a negative total too, whose normalized
+     * form would have every digit above its top nonzero), then the flags. */
     unsigned long long *acc_words = reinterpret_cast<unsigned long long *>(g_acc->w);
     for (int t = threadIdx.x; t < kWords; t += blockDim.x)
         if (s_total.w[t]) atomicAdd(acc_words + t, (unsigned long long)s_total.w[t]);
@@ -207,7 +235,10 @@ __global__ void __launch_bounds__(1024)
         s_total.w[t] = (long long)atomicExch(acc_words + t, 0ull);
     if (threadIdx.x == 0) s_flags = atomicExch(&g_acc->flags, 0u);
     __syncthreads();
-    if (threadIdx.x == 0) store_normalized(&s_total, s_flags | term, g_result), dr_signal_done(done);
+    if (threadIdx.x == 0) {
+        dr_exact_normalize(&s_total);
+        store_result(&s_total, s_flags | term, g_result, done);
+    }
 }
 
 size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
@@ -233,7 +264,7 @@ template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan
     const size_t bounded = ceil_div(r->n, (size_t)r->block << kWalkLog2); /* the header's bounds */
     if (grid < bounded) grid = bounded;
     if (grid < 1) grid = 1;
-    if (grid > (size_t)INT_MAX) return cudaErrorInvalidValue; /* 2^31 blocks: the accumulator's words could overflow */
+    if (grid > kMaxGrid) return cudaErrorInvalidValue; /* the accumulator's words could overflow (the bounds above) */
     p->passes = 1;
     p->grid[0] = grid;
     p->work_bytes = kAccOffset + align256(sizeof(dr_exact_t));

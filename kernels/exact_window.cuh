@@ -13,9 +13,12 @@
  *   family, below), and the elements there (and zeros, which add nothing) take the fast path; the others (misses)
  *   the slow one. A round (the elements of one loop trip, at most kMaxRound of them) adds the fast ones into float64
  *   accumulators, exactly:
- *   - float32 family (float32, and float16 and bfloat16 widened to float32 exactly): acc += (double)x. Each x is a
- *     multiple of u = 2^(lo - 150) below 2^(lo + span - 127) = 2^(span + 23) u, so the round's sum stays below
- *     kMaxRound 2^(span + 23) u <= 2^53 u (kMaxRound 2^span <= 2^30): every partial sum is a float64, no add rounds.
+ *   - float32 family (float32, float16, bfloat16, each widened to float64 exactly): acc += (double)x. With kFrac
+ *     fraction bits and exponent bias kBias, each x is a multiple of u = 2^(lo - kBias - kFrac) below
+ *     2^(span + kFrac) u, so the round's sum, and every partial sum in any order, stays below
+ *     kMaxRound 2^(span + kFrac) u <= 2^53 u (DR_XW_ROUND_EXACT): a float64, no add rounds. bfloat16's 7 fraction
+ *     bits allow a window of 40 binades; float16's window is all of its 30 binades (and its subnormals, multiples of
+ *     binade 1's unit 2^-24), fixed, so only infinities and NaNs miss.
  *   - float64: each x (|x| < 2^T, T = lo + span - 1023) is split without error at sigma = 2^(T + kSplit) (Rump,
  *     Ogita and Oishi, "Accurate floating-point summation part I", SIAM J. Sci. Comput. 31(1), 2008, Lemma 3.2,
  *     ExtractScalar): q = (sigma + x) - sigma and r = x - q, both computed exactly, x = q + r, q a multiple of
@@ -27,6 +30,11 @@
  *   and goes, as an int64, into V: a 128-bit two's-complement integer in registers with its unit at 2^(pos - 1074)
  *   (pos: the window's lowest unit in accum.h's units of 2^-1074; acc_h's unit is 2^(span + kSplit - 1) of those).
  *
+ *   float16 and bfloat16 test a round, not each element (dr_xw_round_fast): all 32 are added into two chains, and
+ *   the round's largest and smallest nonzero magnitudes, gathered two 16-bit halves an instruction, are checked
+ *   against the window once; a round that fails (rare) is added again element by element. float32 and float64 test
+ *   each element, its add predicated on the test.
+ *
  *   A miss (an element outside the window, an infinity or a NaN, a float64, float32 or bfloat16 subnormal) is rare
  *   for most data: the round is spilled first, then each missed element is added straight into the warp's words (accum.h's
  *   dr_exact_split_f64: three digits, or flags) and the window moves to the last finite one (it becomes the window's
@@ -37,11 +45,12 @@
  *   four digits below 2^32 and a signed top limb.
  *
  * Bounds (the kernel gives a thread at most 2^23 + 10 elements: exact.cu): what V holds is a sum of elements in
- * V's unit, each below 2^92 of it (float64: 2^(span + 52); float32 family: 2^48), so |V| < 2^116 (float32: 2^72)
- * and shifted by 31 it is below 2^147: the top limb is below 2^19 in magnitude. A word of the warp's takes, per lane, at most one flush per round plus
+ * V's unit, each below 2^92 of it (float64: 2^(span + 52); float32 family: 2^(span + kFrac) <= 2^48), so
+ * |V| < 2^116 (float32 family: 2^72) and shifted by 31 it is below 2^147: the top limb is below 2^19 in magnitude.
+ * A word of the warp's takes, per lane, at most one flush per round plus
  * one direct add per element plus the last flush: fewer than 2^25 adds of less than 2^32, so with 32 lanes fewer
  * than DR_EXACT_ADDS (2^30): no word overflows. Words: pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001,
- * float32's at 230). */
+ * float32's at 230, bfloat16's at 215). */
 #ifndef DREDUCE_KERNELS_EXACT_WINDOW_CUH
 #define DREDUCE_KERNELS_EXACT_WINDOW_CUH
 
@@ -72,7 +81,10 @@
 #define DR_XW_UNROLL
 #endif
 
-/* The element families: how an element reaches the window. */
+/* The element families: how an element reaches the window. The per-element path (dr_xw_try, the misses) reads a
+ * float64's bits, a float32's, a bfloat16 as float32 bits (its 16 bits shifted up) and a float16 as its own 16 bits
+ * (kExpShift: where the biased exponent sits in those bits). kBias and kFrac are the format's exponent bias and
+ * fraction bits: binade e's elements are multiples of 2^(e - kBias - kFrac), subnormals of binade 1's unit. */
 enum dr_xw_family { DR_XW_F64, DR_XW_F32, DR_XW_F16, DR_XW_BF16 };
 
 template <int Family> struct dr_xw_traits;
@@ -82,34 +94,63 @@ template <> struct dr_xw_traits<DR_XW_F64> {
     static const int kMaxRound = 8;   /* elements a round adds before a spill: 4 vectors of 2 */
     static const int kExpShift = 20;  /* where the exponent sits in the high 32 bits */
     static const int kLoMax = 2001;   /* T + kSplit <= 1023: sigma is finite */
+    static const int kLoInit = 1003;  /* the first window: [2^-20, 2^20) */
+    static const int kBias = 1023, kFrac = 52, kExpInf = 0x7ff;
     static const int kElemBytes = 8;
 };
 template <> struct dr_xw_traits<DR_XW_F32> {
     static const int kSpan = 25;
     static const int kSplit = 0;      /* no split */
-    static const int kMaxRound = 32;  /* 4 vectors of 8 (the 16-bit families); float32: 16 */
+    static const int kMaxRound = 16;  /* 4 vectors of 4 */
     static const int kExpShift = 23;
     static const int kLoMax = 230;    /* lo + span <= 255: infinities and NaNs never hit */
+    static const int kLoInit = 115;   /* [2^-12, 2^13) */
+    static const int kBias = 127, kFrac = 23, kExpInf = 0xff;
     static const int kElemBytes = 4;
 };
-template <> struct dr_xw_traits<DR_XW_F16> : dr_xw_traits<DR_XW_F32> {
+/* bfloat16: float32's exponents with 7 fraction bits, so a round of 32 fits in 53 bits with a window of 40 binades
+ * (data whose magnitudes spread over 2^40 never miss). */
+template <> struct dr_xw_traits<DR_XW_BF16> : dr_xw_traits<DR_XW_F32> {
+    static const int kSpan = 40;
+    static const int kMaxRound = 32;  /* 4 vectors of 8 */
+    static const int kLoMax = 215;
+    static const int kLoInit = 107;   /* [2^-20, 2^20) */
+    static const int kFrac = 7;
     static const int kElemBytes = 2;
 };
-template <> struct dr_xw_traits<DR_XW_BF16> : dr_xw_traits<DR_XW_F32> {
+/* float16: the window is every binade, fixed (kLoMax = 1): every finite float16 is a multiple of 2^-24 below 2^16,
+ * so a round of 32 stays below 2^45 units and only infinities and NaNs miss. */
+template <> struct dr_xw_traits<DR_XW_F16> : dr_xw_traits<DR_XW_F32> {
+    static const int kSpan = 30;      /* binades 1..30 (and the subnormals, in binade 1's unit) */
+    static const int kMaxRound = 32;
+    static const int kExpShift = 10;  /* the float16's own bits */
+    static const int kLoMax = 1;
+    static const int kLoInit = 1;
+    static const int kBias = 15, kFrac = 10, kExpInf = 0x1f;
     static const int kElemBytes = 2;
 };
 static_assert(dr_xw_traits<DR_XW_F64>::kSpan + dr_xw_traits<DR_XW_F64>::kSplit + 3 < 54, "float64: acc_l exact");
 static_assert(dr_xw_traits<DR_XW_F64>::kMaxRound < (1 << dr_xw_traits<DR_XW_F64>::kSplit) / 2 + 1,
               "float64: acc_h exact");
-static_assert(dr_xw_traits<DR_XW_F32>::kMaxRound << dr_xw_traits<DR_XW_F32>::kSpan <= 1 << 30, "float32: exact");
+/* The float32 family: a round's elements are below 2^(span + kFrac) units each, their sum below 2^53 units. */
+#define DR_XW_ROUND_EXACT(F) \
+    (dr_xw_traits<F>::kMaxRound * (1ull << (dr_xw_traits<F>::kSpan + dr_xw_traits<F>::kFrac)) <= (1ull << 53))
+static_assert(DR_XW_ROUND_EXACT(DR_XW_F32) && DR_XW_ROUND_EXACT(DR_XW_BF16) && DR_XW_ROUND_EXACT(DR_XW_F16),
+              "float32 family: a round's sum is exact");
+static_assert(dr_xw_traits<DR_XW_F32>::kLoMax + dr_xw_traits<DR_XW_F32>::kSpan <= 255 &&
+                  dr_xw_traits<DR_XW_BF16>::kLoMax + dr_xw_traits<DR_XW_BF16>::kSpan <= 255 &&
+                  dr_xw_traits<DR_XW_F16>::kLoMax + dr_xw_traits<DR_XW_F16>::kSpan <= 31,
+              "no window reaches the infinities' exponent");
 
 /* A thread's state. */
 struct dr_xw_t {
     uint32_t v0, v1, v2, v3; /* V, two's complement, v0 lowest; unit 2^(pos - 1074) */
     int lo;                  /* the window's lowest biased exponent */
     uint32_t lo_bits;        /* lo << kExpShift: a magnitude's bits minus this, below span << kExpShift, hit */
+    uint32_t top, bot;       /* bfloat16's round test, in its own 16 bits: every magnitude below top, and every
+                                nonzero one minus 1 at least bot */
     double sigma;            /* float64: the split point 2^(T + kSplit) */
-    double acc_h, acc_l;     /* the round's sums (float32 family: acc_h alone) */
+    double acc_h, acc_l;     /* the round's sums (float32 family: two chains of the same unit) */
     uint32_t nonneg0;        /* nonzero once an element other than -0.0 was seen */
     uint32_t flags;          /* DR_EXACT_NAN / POS_INF / NEG_INF */
 };
@@ -117,25 +158,32 @@ struct dr_xw_t {
 /* 2^k as a float64, k in -1022..1023. */
 DR_HD double dr_xw_pow2(int k) { return dr_bits_to_f64((uint64_t)(k + 1023) << 52); }
 
-/* V's unit, in accum.h's units of 2^-1074 (the window's lowest element's unit). */
-template <int Family> DR_HD int dr_xw_pos(int lo) { return Family == DR_XW_F64 ? lo - 1 : lo + 924; }
+/* V's unit, in accum.h's units of 2^-1074: the unit of the window's lowest binade. */
+template <int Family> DR_HD int dr_xw_pos(int lo)
+{
+    typedef dr_xw_traits<Family> T;
+    return lo - T::kBias - T::kFrac + 1074;
+}
 
 template <int Family> DR_HD void dr_xw_set_window(dr_xw_t &w, int lo)
 {
     typedef dr_xw_traits<Family> T;
+    const int own_shift = Family == DR_XW_BF16 ? 7 : T::kExpShift; /* bfloat16's round test: its own bits */
     w.lo = lo;
     w.lo_bits = (uint32_t)lo << T::kExpShift;
+    w.top = (uint32_t)(lo + T::kSpan) << own_shift;
+    w.bot = ((uint32_t)lo << own_shift) - 1u;
     w.sigma = Family == DR_XW_F64 ? dr_xw_pow2(lo + T::kSpan - 1023 + T::kSplit) : 0.0;
 }
 
-/* An empty state, the window on [2^-20, 2^20) (float64) or [2^-12, 2^13) (float32 family): data near 1 hit. */
+/* An empty state, the window at the family's kLoInit: data near 1 hit. */
 template <int Family> DR_HD void dr_xw_init(dr_xw_t &w)
 {
     w.v0 = w.v1 = w.v2 = w.v3 = 0;
     w.acc_h = w.acc_l = 0.0;
     w.nonneg0 = 0;
     w.flags = 0;
-    dr_xw_set_window<Family>(w, Family == DR_XW_F64 ? 1023 - 20 : 127 - 12);
+    dr_xw_set_window<Family>(w, dr_xw_traits<Family>::kLoInit);
 }
 
 /* V += (int64) a, sign-extended. */
@@ -173,13 +221,15 @@ template <int Family> DR_HD void dr_xw_spill(dr_xw_t &w)
         dr_xw_add64(w, il);
         dr_xw_add_shifted(w, ih, T::kSpan + T::kSplit - 1);
     } else {
-        dr_xw_add64(w, DR_XW_TO_LL(DR_XW_MUL(w.acc_h, dr_xw_pow2(150 - w.lo)))); /* unit 2^(lo - 150) */
+        /* the two chains' sum is exact (a round's bound covers all its elements); unit 2^(lo - kBias - kFrac) */
+        const double sum = DR_XW_ADD(w.acc_h, w.acc_l);
+        dr_xw_add64(w, DR_XW_TO_LL(DR_XW_MUL(sum, dr_xw_pow2(T::kBias + T::kFrac - w.lo))));
     }
     w.acc_h = w.acc_l = 0.0;
 }
 
 /* V into the words (sink.add(word, value) for each nonzero limb); V becomes zero. */
-template <int Family, class Sink> DR_HD void dr_xw_flush(dr_xw_t &w, Sink &sink)
+template <int Family, class Sink> DR_HD void dr_xw_flush(dr_xw_t &w, const Sink &sink)
 {
     const int pos = dr_xw_pos<Family>(w.lo);
     const int k = pos >> 5;
@@ -196,7 +246,7 @@ template <int Family, class Sink> DR_HD void dr_xw_flush(dr_xw_t &w, Sink &sink)
 }
 
 /* A missed element, widened to float64 (exactly), straight into the words; infinities and NaNs set flags. */
-template <class Sink> DR_HD void dr_xw_add_direct(dr_xw_t &w, double x, Sink &sink)
+template <class Sink> DR_HD void dr_xw_add_direct(dr_xw_t &w, double x, const Sink &sink)
 {
     int i;
     int64_t d0, d1, d2;
@@ -208,7 +258,7 @@ template <class Sink> DR_HD void dr_xw_add_direct(dr_xw_t &w, double x, Sink &si
 
 /* Move the window to a missed finite element of biased exponent e (the family's own format): above the window it
  * becomes the top, below it the bottom. V is flushed at the old position first. */
-template <int Family, class Sink> DR_HD void dr_xw_rebase(dr_xw_t &w, int e, Sink &sink)
+template <int Family, class Sink> DR_HD void dr_xw_rebase(dr_xw_t &w, int e, const Sink &sink)
 {
     typedef dr_xw_traits<Family> T;
     int lo = e >= w.lo + T::kSpan ? e - T::kSpan + 1 : e;
@@ -219,42 +269,76 @@ template <int Family, class Sink> DR_HD void dr_xw_rebase(dr_xw_t &w, int e, Sin
 }
 
 /* Whether an element takes the fast path: its binade is in the window, or it is a zero (which adds nothing
- * wherever it goes). Infinities and NaNs never do (their exponent is above every window). */
-DR_HD bool dr_xw_fits_f64(const dr_xw_t &w, uint64_t b)
+ * wherever it goes). Infinities and NaNs never do (their exponent is above every window). b: the family's lane bits
+ * (dr_xw_lane). float16's window is every binade, so only they miss. */
+template <int Family> DR_HD bool dr_xw_fits(const dr_xw_t &w, uint64_t b)
 {
-    typedef dr_xw_traits<DR_XW_F64> T;
-    const uint32_t mag = (uint32_t)(b >> 32) & 0x7fffffffu;
-    return mag - w.lo_bits < (uint32_t)T::kSpan << T::kExpShift || (mag | (uint32_t)b) == 0;
-}
-DR_HD bool dr_xw_fits_f32(const dr_xw_t &w, uint32_t b)
-{
-    typedef dr_xw_traits<DR_XW_F32> T;
-    const uint32_t mag = b & 0x7fffffffu;
-    return mag - w.lo_bits < (uint32_t)T::kSpan << T::kExpShift || mag == 0;
+    typedef dr_xw_traits<Family> T;
+    if constexpr (Family == DR_XW_F64) {
+        const uint32_t mag = (uint32_t)(b >> 32) & 0x7fffffffu;
+        return mag - w.lo_bits < (uint32_t)T::kSpan << T::kExpShift || (mag | (uint32_t)b) == 0;
+    } else if constexpr (Family == DR_XW_F16) {
+        return ((uint32_t)b & 0x7c00u) != 0x7c00u;
+    } else {
+        const uint32_t mag = (uint32_t)b & 0x7fffffffu;
+        return mag - w.lo_bits < (uint32_t)T::kSpan << T::kExpShift || mag == 0;
+    }
 }
 
-/* The fast path for one float64 (bits b): add it to the round's accumulators if it fits; return whether it did.
- * No branch but the predicated adds. */
-DR_HD bool dr_xw_try_f64(dr_xw_t &w, uint64_t b)
+/* A float16 or a bfloat16 (its bits in the low 16 of h) as a float64. bfloat16: one conversion on the GPU
+ * (F2F.F64.BF16). float16: through float32 (HADD2.F32, F2F.F64.F32), not F2F.F64.F16: with that one ptxas hoists a
+ * round's 32 conversions ahead of their adds, and the loop spills them to local memory. */
+DR_HD double dr_xw_f16_to_f64(uint32_t h)
 {
-    w.nonneg0 |= ((uint32_t)(b >> 32) ^ 0x80000000u) | (uint32_t)b;
-    const bool fits = dr_xw_fits_f64(w, b);
-    if (fits) {
-        const double x = dr_bits_to_f64(b);
-        const double q = DR_XW_SUB(DR_XW_ADD(w.sigma, x), w.sigma);
-        w.acc_h = DR_XW_ADD(w.acc_h, q);
-        w.acc_l = DR_XW_ADD(w.acc_l, DR_XW_SUB(x, q));
+#if defined(__CUDA_ARCH__)
+    double d;
+    asm("{.reg .b16 t; cvt.u16.u32 t, %1; cvt.f64.f16 %0, t;}" : "=d"(d) : "r"(h));
+    return d;
+#else
+    return (double)dr_f16_to_f32((uint16_t)h);
+#endif
+}
+DR_HD double dr_xw_bf16_to_f64(uint32_t h)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    double d;
+    asm("{.reg .b16 t; cvt.u16.u32 t, %1; cvt.f64.bf16 %0, t;}" : "=d"(d) : "r"(h));
+    return d;
+#else
+    return (double)dr_bits_to_f32(h << 16);
+#endif
+}
+
+/* The fast path for one element (lane bits b): add it to the round's accumulators if it fits; return whether it
+ * did. No branch but the predicated adds. */
+template <int Family> DR_HD bool dr_xw_try(dr_xw_t &w, uint64_t b)
+{
+    const bool fits = dr_xw_fits<Family>(w, b);
+    if constexpr (Family == DR_XW_F64) {
+        w.nonneg0 |= ((uint32_t)(b >> 32) ^ 0x80000000u) | (uint32_t)b;
+        if (fits) {
+            const double x = dr_bits_to_f64(b);
+            const double q = DR_XW_SUB(DR_XW_ADD(w.sigma, x), w.sigma);
+            w.acc_h = DR_XW_ADD(w.acc_h, q);
+            w.acc_l = DR_XW_ADD(w.acc_l, DR_XW_SUB(x, q));
+        }
+    } else if constexpr (Family == DR_XW_F16) {
+        w.nonneg0 |= (uint32_t)b ^ 0x8000u;
+        if (fits) w.acc_h = DR_XW_ADD(w.acc_h, dr_xw_f16_to_f64((uint32_t)b));
+    } else {
+        w.nonneg0 |= (uint32_t)b ^ 0x80000000u;
+        if (fits) w.acc_h = DR_XW_ADD(w.acc_h, (double)dr_bits_to_f32((uint32_t)b));
     }
     return fits;
 }
 
-/* The fast path for one element of the float32 family, as float32 bits b. */
-DR_HD bool dr_xw_try_f32(dr_xw_t &w, uint32_t b)
+/* Element j (0 .. 16 / element bytes - 1) of a vector's words as the per-element path reads it (dr_xw_fits). */
+template <int Family> DR_HD uint64_t dr_xw_lane(const uint32_t (&words)[4], int j)
 {
-    w.nonneg0 |= b ^ 0x80000000u;
-    const bool fits = dr_xw_fits_f32(w, b);
-    if (fits) w.acc_h = DR_XW_ADD(w.acc_h, (double)dr_bits_to_f32(b));
-    return fits;
+    if constexpr (Family == DR_XW_F64) return (uint64_t)words[2 * j + 1] << 32 | words[2 * j];
+    else if constexpr (Family == DR_XW_F32) return words[j];
+    else if constexpr (Family == DR_XW_F16) return (words[j / 2] >> (16 * (j & 1))) & 0xffffu;
+    else return (j & 1) ? words[j / 2] & 0xffff0000u : words[j / 2] << 16;
 }
 
 /* 32-bit word i of vectors v[0..N) (compare-and-select: an index known only at run time would put v in local
@@ -262,7 +346,7 @@ DR_HD bool dr_xw_try_f32(dr_xw_t &w, uint32_t b)
 template <int N> DR_HD uint32_t dr_xw_word(const uint4 (&v)[N], int i)
 {
     uint32_t r = 0;
-DR_XW_UNROLL
+    DR_XW_UNROLL
     for (int q = 0; q < N; ++q) {
         r = i == 4 * q ? v[q].x : r;
         r = i == 4 * q + 1 ? v[q].y : r;
@@ -272,55 +356,98 @@ DR_XW_UNROLL
     return r;
 }
 
-/* Element j of a 32-bit word of the float32 family (j: 0 or 1 for the 16-bit ones), as float32 bits. */
-template <int Family> DR_HD uint32_t dr_xw_f32_bits(uint32_t word, int j)
+/* Element b of vectors v[0..N) as dr_xw_lane gives it, b known only at run time (the words by compare-and-select). */
+template <int Family, int N> DR_HD uint64_t dr_xw_lane_at(const uint4 (&v)[N], int b)
 {
-    if (Family == DR_XW_F32) return word;
-    const uint16_t h = (uint16_t)(j ? word >> 16 : word);
-    return Family == DR_XW_F16 ? dr_f32_to_bits(dr_f16_to_f32(h)) : (uint32_t)h << 16;
+    if constexpr (Family == DR_XW_F64) return (uint64_t)dr_xw_word(v, 2 * b + 1) << 32 | dr_xw_word(v, 2 * b);
+    else if constexpr (Family == DR_XW_F32) return dr_xw_word(v, b);
+    const uint32_t word = dr_xw_word(v, b / 2);
+    if constexpr (Family == DR_XW_F16) return (word >> (16 * (b & 1))) & 0xffffu;
+    else return (b & 1) ? word & 0xffff0000u : word << 16;
 }
 
-/* Element b of vectors v[0..N), widened to float64 (exactly), and its biased exponent in the family's format. */
+/* Element b of vectors v[0..N), widened to float64 (exactly), and its biased exponent. */
 template <int Family, int N> DR_HD double dr_xw_element(const uint4 (&v)[N], int b, int *e)
 {
-    if constexpr (Family == DR_XW_F64) {
-        const uint64_t u = (uint64_t)dr_xw_word(v, 2 * b + 1) << 32 | dr_xw_word(v, 2 * b);
-        *e = (int)(u >> 52) & 0x7ff;
-        return dr_bits_to_f64(u);
-    } else {
-        constexpr int per_word = 4 / dr_xw_traits<Family>::kElemBytes;
-        const uint32_t f = dr_xw_f32_bits<Family>(dr_xw_word(v, b / per_word), b % per_word);
-        *e = (int)(f >> 23) & 0xff;
-        return (double)dr_bits_to_f32(f);
-    }
-}
-
-/* Element j (0 .. 16 / element bytes - 1) of a vector's words, as the family's fast path takes it: float64 bits,
- * or float32 bits. */
-template <int Family> DR_HD uint64_t dr_xw_lane(const uint32_t (&words)[4], int j)
-{
-    if constexpr (Family == DR_XW_F64) return (uint64_t)words[2 * j + 1] << 32 | words[2 * j];
-    else if constexpr (Family == DR_XW_F32) return words[j];
-    else return dr_xw_f32_bits<Family>(words[j / 2], j & 1);
-}
-
-/* One round: every element of vectors v[0..N) (N * 16 / element bytes <= kMaxRound). The elements that fit are
- * added without a branch; then the spill; then, if any missed, the misses one by one, and the window moves to the
- * last finite one. */
-template <int Family, int N, class Sink> DR_HD void dr_xw_add_vectors(dr_xw_t &w, const uint4 (&v)[N], Sink &sink)
-{
     typedef dr_xw_traits<Family> T;
-    constexpr int kVec = 16 / T::kElemBytes;
-    static_assert(N * kVec <= T::kMaxRound && N * kVec <= 32, "a round's size: the bounds above, one bit each");
+    const uint64_t u = dr_xw_lane_at<Family>(v, b);
+    *e = (int)((Family == DR_XW_F64 ? u >> 32 : u) >> T::kExpShift) & T::kExpInf;
+    if constexpr (Family == DR_XW_F64) return dr_bits_to_f64(u);
+    else if constexpr (Family == DR_XW_F16) return dr_xw_f16_to_f64((uint32_t)u);
+    else return (double)dr_bits_to_f32((uint32_t)u);
+}
+
+/* The round's fast path for float16 and bfloat16 (32 elements): every element is added, with no test of its own,
+ * into two chains (so the float64 adds overlap), and the test comes once, at the end, from what was gathered on the
+ * way, two 16-bit halves at a time: the largest magnitude (one add-and-max) and, for bfloat16, the smallest nonzero
+ * one (as magnitude - 1, where a zero wraps to the largest: one add-and-min), against the window; float16's window
+ * is every finite value, so its largest magnitude is tested against the infinities' alone. Each element widens in
+ * one conversion (cvt.f64.f16 / .bf16). About 5 instructions an element, where the element-by-element path (a
+ * predicated add each, its test, a widening through float32) took 13 and issue limited bfloat16 to 2.5 TB/s. If
+ * every element fits, this is the round's exact sum (the caller spills it); else nothing is added and the caller
+ * goes element by element (dr_xw_round_rest). */
+template <int Family, int N> DR_HD bool dr_xw_round_fast(dr_xw_t &w, const uint4 (&v)[N])
+{
+    static_assert(Family == DR_XW_F16 || Family == DR_XW_BF16, "the 16-bit families");
+    double h = 0.0, l = 0.0;
+    uint32_t mx = 0, mn = 0xffffffffu, nz = 0;
+    DR_XW_UNROLL
+    for (int u = 0; u < N; ++u) {
+        const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        DR_XW_UNROLL
+        for (int q = 0; q < 4; ++q) {
+            const uint32_t x = words[q];
+            nz |= x ^ 0x80008000u;
+            const uint32_t m = x & 0x7fff7fffu;
+            mx = __viaddmax_u16x2(m, 0u, mx);
+            if constexpr (Family == DR_XW_BF16) {
+                mn = __viaddmin_u16x2(m, 0xffffffffu, mn); /* per half, wrapping */
+                h = DR_XW_ADD(h, dr_xw_bf16_to_f64(x & 0xffffu));
+                l = DR_XW_ADD(l, dr_xw_bf16_to_f64(x >> 16));
+            } else { /* (pairs first: with one chain an element, ptxas spilled the loop) */
+                const double pair = DR_XW_ADD(dr_xw_f16_to_f64(x & 0xffffu), dr_xw_f16_to_f64(x >> 16));
+                if (q & 1) l = DR_XW_ADD(l, pair);
+                else h = DR_XW_ADD(h, pair);
+            }
+        }
+    }
+    w.nonneg0 |= nz;
+    mx = mx >> 16 > (mx & 0xffffu) ? mx >> 16 : mx & 0xffffu;
+    if constexpr (Family == DR_XW_BF16) mn = mn >> 16 < (mn & 0xffffu) ? mn >> 16 : mn & 0xffffu;
+    const bool fits = Family == DR_XW_F16 ? mx < 0x7c00u : mx < w.top && mn >= w.bot;
+    if (fits) w.acc_h = h, w.acc_l = l;
+    return fits;
+}
+
+/* The misses of a round (bit b of `left`: element b missed), once its hits are in and spilled (the window
+ * unchanged since): each straight into the words, then the window moves to the last finite one. */
+template <int Family, int N, class Sink>
+DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, const Sink &sink)
+{
+    int last = -1; /* the last finite missed element's exponent */
+    while (left) {
+        const int b = DR_XW_CTZ(left);
+        left &= left - 1;
+        int e;
+        const double x = dr_xw_element<Family>(v, b, &e);
+        dr_xw_add_direct(w, x, sink);
+        if (e != dr_xw_traits<Family>::kExpInf) last = e;
+    }
+    if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
+}
+
+/* A round of float64 or float32, element by element: the elements that fit are added without a branch; then the
+ * spill; then, if any missed, the misses one by one, and the window moves to the last finite one. */
+template <int Family, int N, class Sink>
+DR_HD void dr_xw_round_elements(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
     bool all_fit = true;
     DR_XW_UNROLL
     for (int u = 0; u < N; ++u) {
         const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
         DR_XW_UNROLL
-        for (int j = 0; j < kVec; ++j) {
-            if constexpr (Family == DR_XW_F64) all_fit &= dr_xw_try_f64(w, dr_xw_lane<Family>(words, j));
-            else all_fit &= dr_xw_try_f32(w, (uint32_t)dr_xw_lane<Family>(words, j));
-        }
+        for (int j = 0; j < kVec; ++j) all_fit &= dr_xw_try<Family>(w, dr_xw_lane<Family>(words, j));
     }
     dr_xw_spill<Family>(w);
     if (all_fit) return;
@@ -329,26 +456,41 @@ template <int Family, int N, class Sink> DR_HD void dr_xw_add_vectors(dr_xw_t &w
     for (int u = 0; u < N; ++u) {
         const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
         DR_XW_UNROLL
-        for (int j = 0; j < kVec; ++j) {
-            const uint64_t b = dr_xw_lane<Family>(words, j);
-            const bool fits = Family == DR_XW_F64 ? dr_xw_fits_f64(w, b) : dr_xw_fits_f32(w, (uint32_t)b);
-            left |= (fits ? 0u : 1u) << (u * kVec + j);
-        }
+        for (int j = 0; j < kVec; ++j)
+            left |= (dr_xw_fits<Family>(w, dr_xw_lane<Family>(words, j)) ? 0u : 1u) << (u * kVec + j);
     }
-    int last = -1; /* the last finite missed element's exponent */
-    while (left) {
-        const int b = DR_XW_CTZ(left);
-        left &= left - 1;
-        int e;
-        const double x = dr_xw_element<Family>(v, b, &e);
-        dr_xw_add_direct(w, x, sink);
-        if (e != (Family == DR_XW_F64 ? 0x7ff : 0xff)) last = e;
-    }
-    if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
+    dr_xw_round_misses<Family>(w, v, left, sink);
+}
+
+/* A round of float16 or bfloat16 that failed dr_xw_round_fast's test (rare, and outside the kernel's hot loop):
+ * element by element, as dr_xw_round_elements, but a loop, an element a trip. Unrolled, its registers were the hot
+ * loop's too (ptxas allocates a loop nest as one), and the hot loop spilled to local memory. */
+template <int Family, int N, class Sink> DR_HD void dr_xw_round_rest(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
+    uint32_t left = 0;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int b = 0; b < N * kVec; ++b) left |= (dr_xw_try<Family>(w, dr_xw_lane_at<Family>(v, b)) ? 0u : 1u) << b;
+    dr_xw_spill<Family>(w);
+    dr_xw_round_misses<Family>(w, v, left, sink);
+}
+
+/* One round: every element of vectors v[0..N) (N * 16 / element bytes <= kMaxRound). float64 and float32 go
+ * element by element; float16 and bfloat16 try the round's test first. */
+template <int Family, int N, class Sink> DR_HD void dr_xw_add_vectors(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    static_assert(N * (16 / T::kElemBytes) <= T::kMaxRound && N * (16 / T::kElemBytes) <= 32,
+                  "a round's size: the bounds above, one bit each");
+    if constexpr (Family == DR_XW_F64 || Family == DR_XW_F32) dr_xw_round_elements<Family>(w, v, sink);
+    else if (dr_xw_round_fast<Family>(w, v)) dr_xw_spill<Family>(w);
+    else dr_xw_round_rest<Family>(w, v, sink);
 }
 
 /* A single element (the walk's head and tail), widened to float64: straight into the words. */
-template <class Sink> DR_HD void dr_xw_add_one(dr_xw_t &w, double x, Sink &sink)
+template <class Sink> DR_HD void dr_xw_add_one(dr_xw_t &w, double x, const Sink &sink)
 {
     const uint64_t b = dr_f64_to_bits(x);
     w.nonneg0 |= ((uint32_t)(b >> 32) ^ 0x80000000u) | (uint32_t)b;

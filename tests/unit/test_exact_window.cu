@@ -31,6 +31,12 @@ struct host_words {
     }
 };
 
+/* What exact_window.cuh is given: a handle, cheap to copy (the slow round takes it by value), as the kernel's. */
+struct host_sink {
+    host_words *h;
+    __host__ __device__ void add(int i, long long v) const { h->add(i, v); }
+};
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t next64(void)
 {
@@ -41,10 +47,10 @@ static uint64_t next64(void)
 }
 
 enum pattern { P_NEAR_ONE, P_RANDOM_BITS, P_WIDE, P_DRIFT_UP, P_DRIFT_DOWN, P_ZEROS, P_EDGES, P_CANCEL, P_EXTREME,
-               P_COUNT };
+               P_TOP_INF, P_COUNT };
 static const char *pattern_name[P_COUNT] = {"near-one (4u-1)", "random bits", "wide exponents", "drift up",
                                             "drift down", "zeros and -0.0", "window edges", "cancellation",
-                                            "extremes"};
+                                            "extremes", "the top binade with infinities and NaNs"};
 
 /* Element i of a stream, as float64 bits (DR_XW_F64) or the element's own bits (the others). */
 static uint64_t element_bits(int family, int pattern, long i)
@@ -66,6 +72,7 @@ static uint64_t element_bits(int family, int pattern, long i)
         case P_EDGES: e = 1003 + (r >> 30) % 3 * 20 - 1 + (r >> 40) % 3 + ((r >> 50) & 1) * 19; break; /* 1002..1044 */
         case P_CANCEL: return (i & 1) ? dr_f64_to_bits(-ldexp(1.0, 900)) : (r & 8) ? dr_f64_to_bits(ldexp(1.0, 900))
                                                                                      : dr_f64_to_bits(ldexp(3.0, -1070));
+        case P_TOP_INF: e = (r & 0x3f) == 0 ? 2047 : 2046; break; /* the window at its highest, and in its rounds */
         default: e = (r & 1) ? 2046 : (r & 2) ? 0 : 1; break;
         }
         return sign << 63 | e << 52 | (r & 0xfffffffffffffull);
@@ -94,6 +101,8 @@ static uint64_t element_bits(int family, int pattern, long i)
                                       : (uint64_t)sign << shift;
     case P_EDGES: e = bias - 13 + (uint32_t)((r >> 30) % 3) * 12 + (uint32_t)((r >> 40) % 3); break;
     case P_CANCEL: e = (i & 1) ? exp_max - 1 : 1; break;
+    case P_TOP_INF: return (uint64_t)sign << shift | (uint64_t)((r & 0x3f) == 0 ? exp_max : exp_max - 1) << mant_bits |
+                           (r & ((1ull << mant_bits) - 1)); /* every exponent bit set: an infinity or a NaN */
     default: e = (r & 1) ? exp_max - 1 : 0; break;
     }
     if (e >= exp_max) e = exp_max - 1;
@@ -125,7 +134,7 @@ static uint4 pack(int family, const uint64_t *e)
     return v;
 }
 
-template <int F> static void add_round(dr_xw_t &w, host_words &sink, const uint4 *vecs, int nvec)
+template <int F> static void add_round(dr_xw_t &w, const host_sink &sink, const uint4 *vecs, int nvec)
 {
     if (nvec == 4) {
         const uint4 v[4] = {vecs[0], vecs[1], vecs[2], vecs[3]};
@@ -172,7 +181,7 @@ template <int F> static int run_stream(int pattern, long nelem, long *misses_aft
     thread_check c;
     c.start<F>();
     dr_xw_t &w = c.w;
-    host_words &sink = c.sink;
+    const host_sink sink = {&c.sink};
     dr_exact_t &ref = c.ref;
     long i = 0, misses = 0;
     while (i < nelem) {
@@ -192,8 +201,8 @@ template <int F> static int run_stream(int pattern, long nelem, long *misses_aft
                 dr_exact_add_f64(&ref, widen(F, e[j]));
                 if (i > nelem / 2 && pattern == P_NEAR_ONE) { /* the window settled: would it hit? */
                     dr_xw_t probe = w;
-                    const uint32_t f = F == DR_XW_F64 ? 0 : dr_xw_f32_bits<F>((uint32_t)e[j], 0);
-                    misses += !(F == DR_XW_F64 ? dr_xw_fits_f64(probe, e[j]) : dr_xw_fits_f32(probe, f));
+                    const uint64_t lane = F == DR_XW_BF16 ? e[j] << 16 : e[j]; /* dr_xw_lane's bits */
+                    misses += !dr_xw_fits<F>(probe, lane);
                 }
             }
             vecs[k] = pack(F, e);
@@ -242,9 +251,10 @@ static int long_stream(void)
     const uint64_t b = dr_f64_to_bits(big);
     for (int k = 0; k < 4; ++k) v[k].x = v[k].z = (uint32_t)b, v[k].y = v[k].w = (uint32_t)(b >> 32);
     const long rounds = 1l << 20;
-    for (long r = 0; r < rounds; ++r) dr_xw_add_vectors<DR_XW_F64>(c.w, v, c.sink);
+    const host_sink sink = {&c.sink};
+    for (long r = 0; r < rounds; ++r) dr_xw_add_vectors<DR_XW_F64>(c.w, v, sink);
     for (long r = 0; r < rounds * 8; ++r) dr_exact_add_f64(&c.ref, big);
-    dr_xw_flush<DR_XW_F64>(c.w, c.sink);
+    dr_xw_flush<DR_XW_F64>(c.w, sink);
     long long got, want;
     const int ok = c.difference(&got, &want) < 0 && c.sink.adds <= 5;
     printf("long stream: 2^23 float64 at the window's top in one window: %s (%ld word adds)\n", ok ? "equal" : "FAILED",
