@@ -285,9 +285,8 @@ template <int Family> DR_HD bool dr_xw_fits(const dr_xw_t &w, uint64_t b)
     }
 }
 
-/* A float16 or a bfloat16 (its bits in the low 16 of h) as a float64. bfloat16: one conversion on the GPU
- * (F2F.F64.BF16). float16: through float32 (HADD2.F32, F2F.F64.F32), not F2F.F64.F16: with that one ptxas hoists a
- * round's 32 conversions ahead of their adds, and the loop spills them to local memory. */
+/* A float16 or a bfloat16 (its bits in the low 16 of h) as a float64: one conversion each on the GPU
+ * (F2F.F64.F16, F2F.F64.BF16), where a widening through float32 takes two instructions. */
 DR_HD double dr_xw_f16_to_f64(uint32_t h)
 {
 #if defined(__CUDA_ARCH__)
@@ -404,7 +403,7 @@ template <int Family, int N> DR_HD bool dr_xw_round_fast(dr_xw_t &w, const uint4
                 mn = __viaddmin_u16x2(m, 0xffffffffu, mn); /* per half, wrapping */
                 h = DR_XW_ADD(h, dr_xw_bf16_to_f64(x & 0xffffu));
                 l = DR_XW_ADD(l, dr_xw_bf16_to_f64(x >> 16));
-            } else { /* (pairs first: with one chain an element, ptxas spilled the loop) */
+            } else { /* a word's pair first (exact: any grouping of a round is; the form measured) */
                 const double pair = DR_XW_ADD(dr_xw_f16_to_f64(x & 0xffffu), dr_xw_f16_to_f64(x >> 16));
                 if (q & 1) l = DR_XW_ADD(l, pair);
                 else h = DR_XW_ADD(h, pair);

@@ -31,7 +31,8 @@ struct host_words {
     }
 };
 
-/* What exact_window.cuh is given: a handle, cheap to copy (the slow round takes it by value), as the kernel's. */
+/* What exact_window.cuh is given: a handle whose add is const (it takes its sink by const reference, as the
+ * kernel's warp_words, a pointer to the warp's words). */
 struct host_sink {
     host_words *h;
     __host__ __device__ void add(int i, long long v) const { h->add(i, v); }
