@@ -37,75 +37,115 @@ static inline uint64_t load_u64(const void *buf, uint64_t j)
     return x;
 }
 
-/* The element as a double (floats). */
-static inline double element_double(const ref_source_t *s, uint64_t j)
+/* ---- Reading the source a block at a time: the dtype's switch (and generator or buffer) once per block, not per
+ * element. Signed integers widen to int64, unsigned ones to uint64, floats to double (exactly, all of them). ---- */
+enum { REF_BLOCK = 256 };
+
+/* OUT[k] for k < m: LOAD from the buffer (element j = j0 + k) or GEN from the generator (element i = i0 + k). */
+#define REF_READ(OUT, LOAD, GEN)                                                     \
+    do {                                                                             \
+        if (s->buf)                                                                  \
+            for (size_t k = 0; k < m; ++k) {                                         \
+                const uint64_t j = j0 + k;                                           \
+                OUT[k] = (LOAD);                                                     \
+            }                                                                        \
+        else                                                                         \
+            for (size_t k = 0; k < m; ++k) {                                         \
+                const uint64_t i = i0 + k;                                           \
+                OUT[k] = (GEN);                                                      \
+            }                                                                        \
+    } while (0)
+
+static void read_signed(const ref_source_t *s, uint64_t j0, size_t m, int64_t *x)
 {
-    if (s->buf) {
-        switch (s->dtype) {
-        case DR_FLOAT32: return dr_bits_to_f32(load_u32(s->buf, j));
-        case DR_FLOAT64: {
-            const uint64_t b = load_u64(s->buf, j);
-            double d;
-            memcpy(&d, &b, sizeof d);
-            return d;
-        }
-        case DR_FLOAT16: return dr_f16_to_f32(load_u16(s->buf, j));
-        default: return dr_bf16_to_f32(load_u16(s->buf, j));
-        }
-    }
     const dr_gen_t *g = s->g;
-    const uint64_t i = s->first + j;
-    switch (g->dtype) {
-    case DR_FLOAT32: return dr_gen_float32(g, i);
-    case DR_FLOAT64: return dr_gen_float64(g, i);
-    case DR_FLOAT16: return dr_f16_to_f32(dr_gen_float16(g, i));
-    default: return dr_bf16_to_f32(dr_gen_bfloat16(g, i));
+    const uint64_t i0 = s->first + j0;
+    const unsigned char *b = s->buf;
+    switch (s->dtype) {
+    case DR_INT8: REF_READ(x, (int8_t)b[j], dr_gen_int8(g, i)); break;
+    case DR_INT16: REF_READ(x, (int16_t)load_u16(b, j), dr_gen_int16(g, i)); break;
+    case DR_INT32: REF_READ(x, (int32_t)load_u32(b, j), dr_gen_int32(g, i)); break;
+    default: REF_READ(x, (int64_t)load_u64(b, j), dr_gen_int64(g, i)); break;
     }
 }
 
-/* The element widened to the accumulator (integers), or as the accumulator's float (float min/max: exact). */
-static inline void element_acc(const ref_source_t *s, uint64_t j, dr_acc_kind_t acc, dr_value_t *v)
+static void read_unsigned(const ref_source_t *s, uint64_t j0, size_t m, uint64_t *x)
 {
     const dr_gen_t *g = s->g;
-    const uint64_t i = s->first + j;
-    memset(v, 0, sizeof *v);
+    const uint64_t i0 = s->first + j0;
+    const unsigned char *b = s->buf;
     switch (s->dtype) {
-    case DR_INT32: {
-        int32_t x = s->buf ? (int32_t)load_u32(s->buf, j) : dr_gen_int32(g, i);
-        if (acc == DR_ACC_I64) v->i64 = x;
-        else v->i32 = x;
-        break;
+    case DR_UINT8: REF_READ(x, b[j], dr_gen_uint8(g, i)); break;
+    case DR_UINT16: REF_READ(x, load_u16(b, j), dr_gen_uint16(g, i)); break;
+    case DR_UINT32: REF_READ(x, load_u32(b, j), dr_gen_uint32(g, i)); break;
+    default: REF_READ(x, load_u64(b, j), dr_gen_uint64(g, i)); break;
     }
-    case DR_UINT32: {
-        uint32_t x = s->buf ? load_u32(s->buf, j) : dr_gen_uint32(g, i);
-        if (acc == DR_ACC_U64) v->u64 = x;
-        else v->u32 = x;
-        break;
+}
+
+static void read_double(const ref_source_t *s, uint64_t j0, size_t m, double *x)
+{
+    const dr_gen_t *g = s->g;
+    const uint64_t i0 = s->first + j0;
+    const unsigned char *b = s->buf;
+    switch (s->dtype) {
+    case DR_FLOAT32: REF_READ(x, dr_bits_to_f32(load_u32(b, j)), dr_gen_float32(g, i)); break;
+    case DR_FLOAT64: REF_READ(x, dr_bits_to_f64(load_u64(b, j)), dr_gen_float64(g, i)); break;
+    case DR_FLOAT16: REF_READ(x, dr_f16_to_f32(load_u16(b, j)), dr_f16_to_f32(dr_gen_float16(g, i))); break;
+    default: REF_READ(x, dr_bf16_to_f32(load_u16(b, j)), dr_bf16_to_f32(dr_gen_bfloat16(g, i))); break;
     }
-    case DR_INT8:
-    case DR_INT16: {
-        int32_t x = s->dtype == DR_INT8 ? (s->buf ? (int8_t)((const unsigned char *)s->buf)[j] : dr_gen_int8(g, i))
-                                        : (s->buf ? (int16_t)load_u16(s->buf, j) : dr_gen_int16(g, i));
-        if (acc == DR_ACC_I64) v->i64 = x;
-        else v->i32 = x;
-        break;
+}
+
+static int dtype_is_signed(dr_dtype_t t) { return t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64; }
+
+/* ---- Folding a block into an accumulator of kind K (field F, C type T) with the accumulator's own combine rules
+ * (dreduce/accum.h), in element order: the (kind, op) switch once per block. Integers: every op; floats: min and
+ * max, the only float ops folded this way (float sums and products take the double-double path below). ---- */
+#define REF_FOLD_LOOP(T, F, FN, X)                                                   \
+    {                                                                                \
+        T a = v->F;                                                                  \
+        for (size_t k = 0; k < m; ++k) a = FN(a, (T)X[k]);                           \
+        v->F = a;                                                                    \
+    }                                                                                \
+    break;
+#define REF_FOLD_INT(T, K, F, X)                                                     \
+    switch (op) {                                                                    \
+    case DR_SUM: REF_FOLD_LOOP(T, F, dr_sum_##K, X)                                  \
+    case DR_PROD: REF_FOLD_LOOP(T, F, dr_prod_##K, X)                                \
+    case DR_MIN: REF_FOLD_LOOP(T, F, dr_min_##K, X)                                  \
+    case DR_MAX: REF_FOLD_LOOP(T, F, dr_max_##K, X)                                  \
+    case DR_BAND: REF_FOLD_LOOP(T, F, dr_band_##K, X)                                \
+    case DR_BOR: REF_FOLD_LOOP(T, F, dr_bor_##K, X)                                  \
+    case DR_BXOR: REF_FOLD_LOOP(T, F, dr_bxor_##K, X)                                \
+    default: break;                                                                  \
     }
-    case DR_UINT8:
-    case DR_UINT16: {
-        uint32_t x = s->dtype == DR_UINT8 ? (s->buf ? ((const unsigned char *)s->buf)[j] : dr_gen_uint8(g, i))
-                                          : (s->buf ? load_u16(s->buf, j) : dr_gen_uint16(g, i));
-        if (acc == DR_ACC_U64) v->u64 = x;
-        else v->u32 = x;
-        break;
+#define REF_FOLD_FLOAT(T, K, F, X)                                                   \
+    switch (op) {                                                                    \
+    case DR_MIN: REF_FOLD_LOOP(T, F, dr_min_##K, X)                                  \
+    case DR_MAX: REF_FOLD_LOOP(T, F, dr_max_##K, X)                                  \
+    default: break;                                                                  \
     }
-    case DR_INT64: v->i64 = s->buf ? (int64_t)load_u64(s->buf, j) : dr_gen_int64(g, i); break;
-    case DR_UINT64: v->u64 = s->buf ? load_u64(s->buf, j) : dr_gen_uint64(g, i); break;
-    default: {
-        double d = element_double(s, j);
-        if (acc == DR_ACC_F32) v->f32 = (float)d;
-        else v->f64 = d;
-        break;
-    }
+
+/* Elements b..e-1 into *v (kind acc, op), a block at a time; not for float sums and products, nor exact sums. */
+static void fold_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, uint64_t b, uint64_t e, dr_value_t *v)
+{
+    int64_t si[REF_BLOCK];
+    uint64_t ui[REF_BLOCK];
+    double d[REF_BLOCK];
+    for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
+        const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
+        if (dr_acc_kind_is_float(acc)) {
+            read_double(s, j0, m, d);
+            if (acc == DR_ACC_F32) REF_FOLD_FLOAT(float, f32, f32, d)
+            else REF_FOLD_FLOAT(double, f64, f64, d)
+        } else if (dtype_is_signed(s->dtype)) {
+            read_signed(s, j0, m, si);
+            if (acc == DR_ACC_I32) REF_FOLD_INT(int32_t, i32, i32, si)
+            else REF_FOLD_INT(int64_t, i64, i64, si)
+        } else {
+            read_unsigned(s, j0, m, ui);
+            if (acc == DR_ACC_U32) REF_FOLD_INT(uint32_t, u32, u32, ui)
+            else REF_FOLD_INT(uint64_t, u64, u64, ui)
+        }
     }
 }
 
@@ -279,37 +319,45 @@ typedef struct {
 /* 256 references: too large for some thread stacks, so one job for the process: one reference at a time. */
 static ref_job_t ref_job;
 
-/* Elements b..e-1 of the job's source into r: the one per-element accumulation of both paths. */
+/* Elements b..e-1 of the job's source into r: the one accumulation of both paths. */
 static void accumulate(const ref_source_t *src, dr_acc_kind_t acc, uint64_t b, uint64_t e, dr_reference_t *r)
 {
     r->count += e - b;
-    if (acc == DR_ACC_EXACT) {
-        for (uint64_t j = b; j < e; ++j) dr_ref_exact_add(&r->exact_sum, element_double(src, j));
+    if (!dr_acc_kind_is_float(acc) || (acc != DR_ACC_EXACT && !is_float_sum_or_prod(r))) {
+        fold_elements(src, acc, r->op, b, e, &r->exact);
         return;
     }
-    if (!is_float_sum_or_prod(r)) {
-        dr_value_t v;
-        for (uint64_t j = b; j < e; ++j) {
-            element_acc(src, j, acc, &v);
-            dr_acc_combine(acc, r->op, &r->exact, &v);
+    /* The double-double pair and the sum of magnitudes in locals, not through r: kept in registers across the
+     * loop (through r every element's add waited on a store and a load of r->lo). */
+    double block[REF_BLOCK];
+    double hi = r->hi, lo = r->lo, abs_sum = r->abs_sum;
+    for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
+        const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
+        read_double(src, j0, m, block);
+        for (size_t k = 0; k < m; ++k) {
+            double x = block[k];
+            if (acc == DR_ACC_EXACT) {
+                dr_ref_exact_add(&r->exact_sum, x);
+                continue;
+            }
+            if (isnan(x)) { ++r->nan; continue; }
+            if (isinf(x)) { if (x > 0) ++r->pos_inf; else ++r->neg_inf; continue; }
+            if (r->op == DR_SUM) {
+                dd_add(&hi, &lo, x);
+                abs_sum += fabs(x);
+            } else {
+                const uint64_t j = j0 + k;
+                if (x == 0) { ++r->zero; if (signbit(x)) ++r->negative; continue; }
+                if (x < 0) { ++r->negative; x = -x; }
+                dd_mul(&hi, &lo, x, 0.0);
+                if ((j & 1023) == 1023) dd_renorm(&hi, &lo);
+            }
         }
-        return;
     }
-    for (uint64_t j = b; j < e; ++j) {
-        double x = element_double(src, j);
-        if (isnan(x)) { ++r->nan; continue; }
-        if (isinf(x)) { if (x > 0) ++r->pos_inf; else ++r->neg_inf; continue; }
-        if (r->op == DR_SUM) {
-            dd_add(&r->hi, &r->lo, x);
-            r->abs_sum += fabs(x);
-        } else {
-            if (x == 0) { ++r->zero; if (signbit(x)) ++r->negative; continue; }
-            if (x < 0) { ++r->negative; x = -x; }
-            dd_mul(&r->hi, &r->lo, x, 0.0);
-            if ((j & 1023) == 1023) dd_renorm(&r->hi, &r->lo);
-        }
-    }
-    dd_renorm(&r->hi, &r->lo);
+    if (acc != DR_ACC_EXACT) dd_renorm(&hi, &lo);
+    r->hi = hi;
+    r->lo = lo;
+    r->abs_sum = abs_sum;
 }
 
 static void ref_worker(void *ctx, int i, int k)
