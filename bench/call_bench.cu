@@ -13,10 +13,13 @@
  * meet in an untimed MPI_Barrier; each rank times its own call (CLOCK_MONOTONIC); the figure is the median over the
  * repetitions of the slowest rank's time. The first calls of each size are warm-up (not timed).
  *
- * Options: --min-log2 K (10) --max-log2 K (31; smaller where the memory does not hold 2^K elements) --reps R (200;
- * fewer above 2^24, at least 20) --staging auto|device|mapped|host --no-nccl. Output: one table, plus the combine path
- * dreduce chose (staging auto: both measured costs). Exit 0 ok, 1 error or wrong result, 77 no GPU. */
+ * Options: --min-log2 K (10) --max-log2 K (31; smaller where the memory does not hold 2^K elements, and then it
+ * says so) --reps R (200; fewer above 2^24, at least 20) --staging auto|device|mapped|host --acc wide|exact (the
+ * float32 rows' accumulator: float64, the default, or the exact sum rounded once to float64; the peers sum in float32
+ * as CUB's Sum does either way) --no-nccl. Output: one table, plus the combine path dreduce chose (staging auto: both
+ * measured costs). Exit 0 ok, 1 error or wrong result, 2 bad command line, 77 no GPU. */
 #include <cuda_runtime.h>
+#include <errno.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -108,24 +111,63 @@ template <typename F> static double time_call(int warmup, int reps, F f)
     return median(v);
 }
 
+/* A whole-number option in [lo, hi], or a one-line error naming the value and the range (exit 2). */
+static int int_option(const char *name, const char *text, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "dreduce-call-bench: invalid %s '%s': allowed: a whole number in %d..%d\n", name, text, lo, hi);
+        return 0;
+    }
+    *out = (int)v;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int min_log2 = 10, max_log2 = 31, reps_small = 200, use_nccl = 1;
     dr_staging_t staging = DR_STAGING_AUTO;
+    dr_acc_mode_t acc_mode = DR_ACC_WIDE;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--min-log2") && i + 1 < argc) min_log2 = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--max-log2") && i + 1 < argc) max_log2 = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps_small = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--no-nccl")) use_nccl = 0;
-        else if (!strcmp(argv[i], "--staging") && i + 1 < argc) {
-            const char *s = argv[++i];
-            staging = !strcmp(s, "device") ? DR_STAGING_DEVICE : !strcmp(s, "mapped") ? DR_STAGING_MAPPED
-                      : !strcmp(s, "host") ? DR_STAGING_HOST : DR_STAGING_AUTO;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--no-nccl")) {
+            use_nccl = 0;
+            continue;
+        }
+        int ok = 1;
+        if (v && !strcmp(a, "--min-log2")) ok = int_option(a, v, 0, 40, &min_log2);
+        else if (v && !strcmp(a, "--max-log2")) ok = int_option(a, v, 0, 40, &max_log2);
+        else if (v && !strcmp(a, "--reps")) ok = int_option(a, v, 1, 1000000, &reps_small);
+        else if (v && !strcmp(a, "--staging")) {
+            if (!strcmp(v, "auto")) staging = DR_STAGING_AUTO;
+            else if (!strcmp(v, "device")) staging = DR_STAGING_DEVICE;
+            else if (!strcmp(v, "mapped")) staging = DR_STAGING_MAPPED;
+            else if (!strcmp(v, "host")) staging = DR_STAGING_HOST;
+            else {
+                fprintf(stderr, "dreduce-call-bench: invalid --staging '%s': allowed: auto, device, mapped, host\n", v);
+                ok = 0;
+            }
+        } else if (v && !strcmp(a, "--acc")) {
+            if (!strcmp(v, "wide")) acc_mode = DR_ACC_WIDE;
+            else if (!strcmp(v, "exact")) acc_mode = DR_ACC_MODE_EXACT;
+            else {
+                fprintf(stderr, "dreduce-call-bench: invalid --acc '%s': allowed: wide, exact\n", v);
+                ok = 0;
+            }
         } else {
             fprintf(stderr, "usage: dreduce-call-bench [--min-log2 K] [--max-log2 K] [--reps R] "
-                            "[--staging auto|device|mapped|host] [--no-nccl]\n");
+                            "[--staging auto|device|mapped|host] [--acc wide|exact] [--no-nccl]\n");
             return 2;
         }
+        if (!ok) return 2;
+        ++i;
+    }
+    if (min_log2 > max_log2) {
+        fprintf(stderr, "dreduce-call-bench: invalid --min-log2 %d: allowed: at most --max-log2 (%d)\n", min_log2,
+                max_log2);
+        return 2;
     }
     /* CUDA-aware Open MPI wants the device chosen before MPI_Init. */
     int ngpus = 0;
@@ -145,6 +187,7 @@ int main(int argc, char **argv)
     dreduce_config_init(&cfg);
     cfg.device = DR_DEVICE_GPU;
     cfg.staging = staging;
+    cfg.acc_mode = acc_mode;
     dreduce_context_t *ctx = NULL, *ctx_all = NULL;
     if (dreduce_create(MPI_COMM_WORLD, &cfg, &ctx) != DR_OK) MPI_Abort(MPI_COMM_WORLD, 1);
     cfg.allreduce = 1;
@@ -153,7 +196,11 @@ int main(int argc, char **argv)
 
     size_t free_b = 0, total_b = 0;
     CK(cudaMemGetInfo(&free_b, &total_b));
+    const int asked_log2 = max_log2;
     while (max_log2 > min_log2 && ((size_t)4 << max_log2) > free_b - ((size_t)1 << 30)) --max_log2;
+    if (max_log2 < asked_log2 && rank_ == 0)
+        printf("note: up to 2^%d elements, not 2^%d: the GPU's free memory (%.1f GiB) holds no more\n", max_log2,
+               asked_log2, (double)free_b / (1 << 30));
     const size_t nmax = (size_t)1 << max_log2;
     void *d_in = NULL, *d_temp = NULL;
     float *d_f = NULL;
@@ -190,6 +237,9 @@ int main(int argc, char **argv)
         if (nl) *nl = 0;
         printf("dreduce-call-bench: %d rank(s), MPI: %s\n", nranks_, lib);
         printf("combine path (chosen at create): %s\n", dreduce_combine_path(ctx));
+        printf("float32 rows: dreduce sums %s\n", acc_mode == DR_ACC_MODE_EXACT
+                                                       ? "exactly, rounded once to float64 (--acc exact)"
+                                                       : "in float64 (--acc wide)");
         printf("median host us per call (slowest rank); ratio = dreduce / alternative\n");
     }
     if (rank_ == 0) {
