@@ -28,12 +28,12 @@
  *   Larger inputs use one buffer (it does not fit in L2).
  *
  * Data and checking
- *   Inputs are generated on the device by dr_gpu_generate (DR_DATA_RANDOM, a fresh seed per run, printed; --seed
- *   repeats a run); buffer b holds elements [b*n, (b+1)*n) of the generator's array, so each has its own host
- *   reference (dr_reference_compute). Every result, warm-up reps included, of ours and of CUB is copied back and
- *   checked with dr_reference_check: ours with the plan's serial_depth, CUB with depth n (its tree is unknown to
- *   us, so its float bound is loose: for float32 accumulation beyond 2^24 elements it only rejects NaN/inf; the
- *   measured errors are in the JSON). A wrong result aborts the run (exit 1).
+ *   Inputs are generated on the device by dr_gpu_generate (DR_DATA_RANDOM, or DR_DATA_SPREAD with --data spread; a
+ *   fresh seed per run, printed; --seed repeats a run); buffer b holds elements [b*n, (b+1)*n) of the generator's
+ *   array, so each has its own host reference (dr_reference_compute). Every result, warm-up reps included, of ours
+ *   and of CUB is copied back and checked with dr_reference_check: ours with the plan's serial_depth, CUB with
+ *   depth n (its tree is unknown to us, so its float bound is loose: for float32 accumulation beyond 2^24 elements
+ *   it only rejects NaN/inf; the measured errors are in the JSON). A wrong result aborts the run (exit 1).
  *
  * Numbers
  *   GB/s of a reduction = bytes read (n * element size) / time, 1 GB = 1e9 bytes.
@@ -121,6 +121,7 @@ struct Options {
     int warmup = -1, reps = -1; /* -1: mode defaults */
     bool have_seed = false;
     uint64_t seed = 0;
+    dr_pattern_t data = DR_DATA_RANDOM; /* --data */
     std::string cmdline;
 };
 
@@ -147,6 +148,8 @@ void usage(FILE *f)
             "  --warmup N         untimed reps before timing (default 5)\n"
             "  --reps N           timed reps per measurement (default 200 for n <= 2^20, 50 above; --small: batches)\n"
             "  --seed S           data seed (default: fresh per run, printed)\n"
+            "  --data D           random (default) or spread: floats of random sign and binade over the type's range\n"
+            "                     (datagen.h), where an exact sum's fast path rarely applies; integers, products: random\n"
             "  -h, --help         this help\n"
             "exit status: 0 ok, 1 CUDA error or wrong result, 2 bad usage, 77 no GPU visible\n");
 }
@@ -286,6 +289,11 @@ Options parse_options(int argc, char **argv)
             if (!parse_u64(value(), &s)) bad_usage("bad --seed: %s", argv[i]);
             o.seed = s;
             o.have_seed = true;
+        } else if (a == "--data") {
+            const char *v = value();
+            if (!strcmp(v, "random")) o.data = DR_DATA_RANDOM;
+            else if (!strcmp(v, "spread")) o.data = DR_DATA_SPREAD;
+            else bad_usage("bad --data: %s (allowed: random, spread)", v);
         } else {
             bad_usage("unknown option: %s", argv[i]);
         }
@@ -593,6 +601,7 @@ struct Ctx {
     int hold_timeouts = 0;
     int host_threads = 1;
     uint64_t seed = 0;
+    dr_pattern_t data = DR_DATA_RANDOM;
     char *d_slots = nullptr; /* result slots */
     std::vector<unsigned char> h_slots;
     int nslots = 0;
@@ -689,6 +698,7 @@ Ctx init_device(const Options &o)
     c.h_flags[0] = c.h_flags[1] = 0;
     c.host_threads = dr_parallel_default_threads();
     c.seed = o.have_seed ? o.seed : fresh_seed();
+    c.data = o.data;
     return c;
 }
 
@@ -710,7 +720,8 @@ void print_header(const Ctx &c, const char *mode)
            c.runtime_version / 1000, c.runtime_version % 1000 / 10, c.driver_version / 1000,
            c.driver_version % 1000 / 10, CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100,
            c.host_threads);
-    printf("seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n\n", c.seed, c.seed);
+    printf("data %s, seed %" PRIu64 " (repeat with --seed %" PRIu64 ")\n\n",
+           c.data == DR_DATA_SPREAD ? "spread" : "random", c.seed, c.seed);
 }
 
 void json_header(Json &j, const Ctx &c, const Options &o, const char *mode)
@@ -719,6 +730,7 @@ void json_header(Json &j, const Ctx &c, const Options &o, const char *mode)
     j.key("mode").str(mode);
     j.key("command_line").str(o.cmdline.c_str());
     j.key("seed").u64(c.seed);
+    j.key("data").str(c.data == DR_DATA_SPREAD ? "spread" : "random");
     j.key("quick").boolean(o.quick);
     j.key("device").obj();
     j.key("ordinal").i64(c.device);
@@ -807,7 +819,7 @@ bool alloc_inputs(Inputs &in, const Case &cs, size_t n, int nbuf)
 
 void make_data(Ctx &c, Inputs &in)
 {
-    in.gen.pattern = DR_DATA_RANDOM;
+    in.gen.pattern = c.data;
     in.gen.dtype = in.cs->dtype;
     in.gen.op = in.cs->op;
     in.gen.seed = c.seed;

@@ -28,7 +28,8 @@ static const char usage_text[] =
     "                       native: in the input type (float32 for the 16-bit types);\n"
     "                       exact: float sums without rounding, the exact sum rounded once to float64 (the same\n"
     "                       bits for any ranks, GPUs, threads or chunks; sums only: not with --op prod)\n"
-    "      --data D         random (default) | iota | ones | const:V\n"
+    "      --data D         random (default) | iota | ones | const:V | spread (floats: random signs and binades\n"
+    "                       over the type's range; integers and products: as random)\n"
     "      --seed S         seed of the random data (default 1)\n"
     "      --input PATH     reduce the array in PATH instead: NumPy .npy (its header gives the type and count;\n"
     "                       --type, if given, must agree), an HDF5 dataset (parallel HDF5, when compiled in),\n"
@@ -351,11 +352,12 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         if (strcmp(v, "random") == 0) o->gen.pattern = DR_DATA_RANDOM;
         else if (strcmp(v, "iota") == 0) o->gen.pattern = DR_DATA_IOTA;
         else if (strcmp(v, "ones") == 0) o->gen.pattern = DR_DATA_ONES;
+        else if (strcmp(v, "spread") == 0) o->gen.pattern = DR_DATA_SPREAD;
         else if (strncmp(v, "const:", 6) == 0) {
             o->gen.pattern = DR_DATA_CONST;
             *const_text = v + 6;
         } else
-            return fail(err, errlen, "invalid --data '%s': allowed: random, iota, ones, const:V", v);
+            return fail(err, errlen, "invalid --data '%s': allowed: random, iota, ones, const:V, spread", v);
         return 0;
     case OPT_SEED: {
         uint64_t seed;
@@ -570,7 +572,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
 
 void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
 {
-    static const char *const patterns[] = {"random", "iota", "ones", "const"};
+    static const char *const patterns[DR_DATA_COUNT] = {"random", "iota", "ones", "const", "spread"};
     static const char *const devices[] = {"auto", "gpu", "cpu"};
     snprintf(buf, len,
              "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64

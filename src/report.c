@@ -91,7 +91,7 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
 
 static const char *data_name(const dr_options_t *o)
 {
-    static const char *const names[] = {"random", "iota", "ones", "const"};
+    static const char *const names[DR_DATA_COUNT] = {"random", "iota", "ones", "const", "spread"};
     return o->input[0] ? "file" : names[o->gen.pattern];
 }
 

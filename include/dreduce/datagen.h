@@ -10,7 +10,12 @@
  *   iota    the global index, modulo 2^p for floats (p significand bits, so every value is exact) and modulo 2^width
  *           for integers.
  *   ones    1.
- *   const   a fixed bit pattern of the type, made once on the host (dr_gen_t.const_bits). */
+ *   const   a fixed bit pattern of the type, made once on the host (dr_gen_t.const_bits).
+ *   spread  floats: a random sign, binade and significand, the binade uniform over the type's own from the
+ *           subnormals up to a cap (float16: all finite ones, to 2^15; bfloat16 and float32: to 2^90; float64: to
+ *           2^900): sums of up to 2^36 elements stay finite even in float32, and a run of neighbours spans far more
+ *           binades than an exact sum's fast path takes at once (kernels/exact_window.cuh; float16's takes all of
+ *           its binades). Integers, and products of any type (which would overflow at once): as random. */
 #ifndef DREDUCE_DATAGEN_H
 #define DREDUCE_DATAGEN_H
 
@@ -19,7 +24,7 @@
 #include "dreduce/accum.h"
 #include "dreduce/types.h"
 
-typedef enum { DR_DATA_RANDOM = 0, DR_DATA_IOTA, DR_DATA_ONES, DR_DATA_CONST } dr_pattern_t;
+typedef enum { DR_DATA_RANDOM = 0, DR_DATA_IOTA, DR_DATA_ONES, DR_DATA_CONST, DR_DATA_SPREAD, DR_DATA_COUNT } dr_pattern_t;
 
 typedef struct {
     dr_pattern_t pattern;
@@ -98,6 +103,17 @@ DR_HD uint64_t dr_gen_int(const dr_gen_t *g, uint64_t index, int is_signed)
     }
 }
 
+/* DR_DATA_SPREAD's element `index` as the bits of a float of exp_bits exponent and frac_bits fraction bits: a
+ * random sign, biased exponent in 0..max_biased (0: a subnormal, or a zero when the fraction is 0) and fraction.
+ * The sign and exponent come from a second hash, independent of the fraction's bits. */
+DR_HD uint64_t dr_gen_spread_bits(const dr_gen_t *g, uint64_t index, int exp_bits, int frac_bits, uint32_t max_biased)
+{
+    const uint64_t r = dr_gen_bits(g->seed, index), r2 = dr_mix64(r ^ 0x510e527fade682d1ull);
+    const uint64_t biased = ((r2 >> 32) * (uint64_t)(max_biased + 1)) >> 32; /* uniform on 0..max_biased */
+    return ((r2 & 1u) << (exp_bits + frac_bits)) | (biased << frac_bits) | (r & ((1ull << frac_bits) - 1));
+}
+DR_HD int dr_gen_is_spread(const dr_gen_t *g) { return g->pattern == DR_DATA_SPREAD && g->op != DR_PROD; }
+
 /* Typed generators: element `index` of the global array. */
 DR_HD int32_t dr_gen_int32(const dr_gen_t *g, uint64_t i)
 {
@@ -133,10 +149,12 @@ DR_HD uint16_t dr_gen_uint16(const dr_gen_t *g, uint64_t i)
 }
 DR_HD float dr_gen_float32(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_spread(g)) return dr_bits_to_f32((uint32_t)dr_gen_spread_bits(g, i, 8, 23, 127 + 90));
     return g->pattern == DR_DATA_CONST ? dr_bits_to_f32((uint32_t)g->const_bits) : (float)dr_gen_float(g, i, 24);
 }
 DR_HD double dr_gen_float64(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_spread(g)) return dr_bits_to_f64(dr_gen_spread_bits(g, i, 11, 52, 1023 + 900));
     if (g->pattern == DR_DATA_CONST) {
         double d;
         memcpy(&d, &g->const_bits, sizeof d);
@@ -146,10 +164,12 @@ DR_HD double dr_gen_float64(const dr_gen_t *g, uint64_t i)
 }
 DR_HD uint16_t dr_gen_float16(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_spread(g)) return (uint16_t)dr_gen_spread_bits(g, i, 5, 10, 30);
     return g->pattern == DR_DATA_CONST ? (uint16_t)g->const_bits : dr_f32_to_f16_exact((float)dr_gen_float(g, i, 11));
 }
 DR_HD uint16_t dr_gen_bfloat16(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_spread(g)) return (uint16_t)dr_gen_spread_bits(g, i, 8, 7, 127 + 90);
     return g->pattern == DR_DATA_CONST ? (uint16_t)g->const_bits : dr_f32_to_bf16_exact((float)dr_gen_float(g, i, 8));
 }
 

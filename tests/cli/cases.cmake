@@ -92,6 +92,14 @@ dr_cli_check(csv_append CODE 0 REGEX "^1,0,.*,total,.*,int64,.*,pass$"
              ARGS --device cpu -n 1000 --iters 2 --type int32 --format csv -o ${DR_CLI_OUT}/append.csv)
 dr_cli_test(const_int32_sum 0 "^result: 7000 [(]int64[)]" --type int32 --data const:7 -n 1000 --device cpu --iters 1)
 dr_cli_test(iota_int64_sum 0 "^result: 499500 [(]int64[)]" --type int64 --data iota -n 1000 --device cpu --iters 1)
+# spread: every float type's exact sum and native sum pass the reference, and the report names the data.
+foreach(type float16 bfloat16 float32 float64)
+  foreach(acc exact native)
+    dr_cli_check(spread_${type}_${acc} CODE 0 REGEX "\"data\": \"spread\""
+                 OPTS --json-expr "d['verification']['pass'] is True and d['config']['acc'] == '${acc}'"
+                 ARGS --device cpu -n 100003 --iters 1 --format json --type ${type} --acc ${acc} --data spread)
+  endforeach()
+endforeach()
 dr_cli_test(iota_uint64_bxor 0 "^result: 1023 [(]uint64[)]" --type uint64 --op bxor --data iota -n 1023 --device cpu)
 dr_cli_test(ones_float16_sum 0 "^result: 1000 [(]float64[)]" --type float16 --data ones -n 1000 --device cpu)
 dr_cli_test(ones_bfloat16_native 0 "^result: 256 [(]float32[)]" --type bfloat16 --acc native --data ones -n 256 --device cpu)

@@ -431,6 +431,51 @@ static void test_prod_drift(uint64_t *rng, dr_dtype_t t)
           "(expected 0: no first-order drift)", dr_dtype_name(t), g.seed, sum_k / (double)n, n);
 }
 
+/* spread: floats with a random sign, binade and fraction over the type's field up to its cap, every one finite, the
+ * binades evenly used (lowest and cap both met) and the signs half and half; integers and products: exactly random. */
+static void test_spread(uint64_t *rng, dr_dtype_t t)
+{
+    const uint64_t seed = check_rand(rng);
+    for (int op = 0; op < DR_OP_COUNT; ++op) {
+        if (!dr_op_valid(t, (dr_op_t)op)) continue;
+        dr_gen_t spread = {DR_DATA_SPREAD, t, (dr_op_t)op, seed, 0}, random = {DR_DATA_RANDOM, t, (dr_op_t)op, seed, 0};
+        if (!dr_dtype_is_float(t) || op == DR_PROD) {
+            for (int j = 0; j < 2000; ++j) {
+                const uint64_t i = pick_index(rng, j);
+                CHECK(elem_bits(&spread, i) == elem_bits(&random, i), "%s op %d spread index %" PRIu64
+                      ": 0x%" PRIx64 ", random gives 0x%" PRIx64, dr_dtype_name(t), op, i, elem_bits(&spread, i),
+                      elem_bits(&random, i));
+            }
+            continue;
+        }
+        const int frac = dr_dtype_significand_bits(t) - 1, exp_bits = (int)dr_dtype_size(t) * 8 - 1 - frac;
+        const uint64_t cap = t == DR_FLOAT16 ? 30 : t == DR_FLOAT64 ? 1023 + 900 : 127 + 90;
+        uint64_t lowest = ~0ull, highest = 0;
+        int negatives = 0, low_half = 0;
+        const int draws = 100000;
+        for (int j = 0; j < draws; ++j) {
+            const uint64_t i = pick_index(rng, j), b = elem_bits(&spread, i);
+            const uint64_t e = (b >> frac) & ((1ull << exp_bits) - 1);
+            const double x = elem_double(&spread, i);
+            CHECK(isfinite(x), "%s spread index %" PRIu64 ": %.17g is not finite", dr_dtype_name(t), i, x);
+            CHECK(e <= cap, "%s spread index %" PRIu64 ": biased exponent %" PRIu64 " above the cap %" PRIu64,
+                  dr_dtype_name(t), i, e, cap);
+            lowest = e < lowest ? e : lowest;
+            highest = e > highest ? e : highest;
+            negatives += (b >> (exp_bits + frac)) & 1;
+            low_half += e <= cap / 2;
+        }
+        CHECK(lowest == 0 && highest == cap, "%s spread: biased exponents %" PRIu64 "..%" PRIu64 ", expected 0..%"
+              PRIu64, dr_dtype_name(t), lowest, highest, cap);
+        /* Half the draws in each half of the binades, half negative: standard deviation ~158 each. */
+        const int want_low = (int)((double)draws * (double)(cap / 2 + 1) / (double)(cap + 1));
+        CHECK(abs(low_half - want_low) < 1500, "%s spread: %d of %d draws in the lower binades, expected ~%d",
+              dr_dtype_name(t), low_half, draws, want_low);
+        CHECK(abs(negatives - draws / 2) < 1500, "%s spread: %d negatives in %d draws", dr_dtype_name(t), negatives,
+              draws);
+    }
+}
+
 int main(void)
 {
     uint64_t rng = check_seed("test_datagen");
@@ -453,6 +498,7 @@ int main(void)
     }
     for (int t = 0; t < DR_DTYPE_COUNT; ++t) {
         test_iota_ones_const(&rng, (dr_dtype_t)t);
+        test_spread(&rng, (dr_dtype_t)t);
         test_determinism(&rng, (dr_dtype_t)t);
     }
     return check_summary("test_datagen");

@@ -474,7 +474,7 @@ static void test_errors(void)
                                  "multipass"));
     ERR(L("-k", "smem3"), L("'smem3'", "smem2"));
     ERR(L("--acc", "double"), L("'double'", "wide", "native"));
-    ERR(L("--data", "zeros"), L("'zeros'", "random", "iota", "ones", "const"));
+    ERR(L("--data", "zeros"), L("'zeros'", "random", "iota", "ones", "const", "spread"));
     ERR(L("--data", "const"), L("'const'", "const:"));
     ERR(L("--device", "tpu"), L("'tpu'", "auto", "gpu", "cpu"));
     ERR(L("--format", "xml"), L("'xml'", "table", "json", "csv"));
