@@ -63,7 +63,7 @@ static void check_ok(const dr_options_t *o, const char *input)
     OK_CHECK((unsigned)o->staging < 16); /* the set of staging modes grows; a wild value is still caught */
     OK_CHECK((unsigned)o->bind <= DR_BINDOPT_NONE);
     OK_CHECK(memchr(o->output, '\0', sizeof o->output) != NULL);
-    OK_CHECK((unsigned)o->gen.pattern <= DR_DATA_CONST);
+    OK_CHECK((unsigned)o->gen.pattern < DR_DATA_COUNT);
     OK_CHECK(o->gen.dtype == o->dtype && o->gen.op == o->op);
     const size_t width = dr_dtype_size(o->dtype) * 8;
     OK_CHECK(o->gen.pattern != DR_DATA_CONST || width == 64 || o->gen.const_bits >> width == 0);
