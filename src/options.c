@@ -570,16 +570,21 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
     return DR_PARSE_OK;
 }
 
+const char *dr_pattern_name(dr_pattern_t p)
+{
+    static const char *const names[DR_DATA_COUNT] = {"random", "iota", "ones", "const", "spread"};
+    return (unsigned)p < DR_DATA_COUNT ? names[p] : "?";
+}
+
 void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
 {
-    static const char *const patterns[DR_DATA_COUNT] = {"random", "iota", "ones", "const", "spread"};
     static const char *const devices[] = {"auto", "gpu", "cpu"};
     snprintf(buf, len,
              "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64
              " kernel=%s block=%d iters=%d warmup=%d verify=%d device=%s misalign=%d scaling=%s combine=%s staging=%d"
              " allreduce=%d ranks_per_node=%d offset=%" PRIu64 " input=%s",
              o->n, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
-             patterns[o->gen.pattern], o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
+             dr_pattern_name(o->gen.pattern), o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
              o->warmup, o->verify, devices[o->device], o->misalign, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
              o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node,
              o->input_offset, o->input);

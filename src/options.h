@@ -63,6 +63,9 @@ int dr_parse_count(const char *s, uint64_t *out, char *err, size_t errlen);
  * garbage or a value the type cannot hold. */
 int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_t errlen);
 
+/* The --data pattern's name: random, iota, ones, const, spread. */
+const char *dr_pattern_name(dr_pattern_t p);
+
 /* A canonical one-line text of every option that must agree across ranks (used for the agreement hash and JSON). */
 void dr_options_canonical(const dr_options_t *o, char *buf, size_t len);
 

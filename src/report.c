@@ -91,8 +91,7 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
 
 static const char *data_name(const dr_options_t *o)
 {
-    static const char *const names[DR_DATA_COUNT] = {"random", "iota", "ones", "const", "spread"};
-    return o->input[0] ? "file" : names[o->gen.pattern];
+    return o->input[0] ? "file" : dr_pattern_name(o->gen.pattern);
 }
 
 static const char *node_name_of(const dr_report_t *r, int node)

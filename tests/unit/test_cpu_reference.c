@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "cpu_backend.h"
+#include "options.h"
 #include "dreduce/accum.h"
 #include "dreduce/datagen.h"
 #include "dreduce/table.h"
@@ -166,7 +167,6 @@ static int same_value(const row_t *r, const dr_value_t *a, const dr_value_t *b)
 
 static int exact_kind(const row_t *r) { return !dr_acc_kind_is_float(r->acc) || r->op == DR_MIN || r->op == DR_MAX; }
 
-static const char *const pattern_names[DR_DATA_COUNT] = {"random", "iota", "ones", "const", "spread"};
 
 /* A constant for the row's type: integers any bits; floats a finite value that keeps sums and products sane. */
 static uint64_t pick_const(const row_t *r, uint64_t *rng)
@@ -208,7 +208,7 @@ static void run_case(const row_t *r, dr_pattern_t pattern, size_t n, uint64_t fi
     const size_t es = dr_dtype_size(r->dtype);
     char ctx[256];
     snprintf(ctx, sizeof ctx, "%s %s n=%zu first=%" PRIu64 " seed=%" PRIu64 " const=0x%" PRIx64, r->name,
-             pattern_names[pattern], n, first, g.seed, g.const_bits);
+             dr_pattern_name(pattern), n, first, g.seed, g.const_bits);
     /* Generation does not depend on the thread count. */
     dr_cpu_generate(&g, first, buf, n, 1);
     dr_cpu_generate(&g, first, buf2, n, 3);
@@ -339,7 +339,7 @@ static void test_merge(uint64_t *rng)
             dr_reference_merge(&merged, &s2);
             char ctx[192];
             snprintf(ctx, sizeof ctx, "%s %s merge of [0,%" PRIu64 ") [%" PRIu64 ",%" PRIu64 ") [%" PRIu64 ",%" PRIu64
-                     ") first=%" PRIu64 " seed=%" PRIu64, r->name, pattern_names[pats[pi]], a, a, b, b, n, first, g.seed);
+                     ") first=%" PRIu64 " seed=%" PRIu64, r->name, dr_pattern_name(pats[pi]), a, a, b, b, n, first, g.seed);
             CHECK(merged.count == n, "%s: merged count %" PRIu64 ", expected %" PRIu64, ctx, merged.count, n);
             dr_cpu_generate(&g, first, buf, n, 2);
             dr_value_t res;
