@@ -69,8 +69,13 @@ cudaError_t dr_gpu_fill_grid(const void *kernel, size_t smem, int max_per_sm, in
         int sms = 0, per_sm = 0;
         cudaError_t err = dr_on_device(device, [&] {
             cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-            if (e == cudaSuccess && smem > 48 * 1024) /* past the default limit: opt in */
-                e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            if (e == cudaSuccess && smem > 48 * 1024) { /* past the default limit: opt in, never lowering it (a
+                                                          larger block's plan may have raised it) */
+                cudaFuncAttributes attr;
+                e = cudaFuncGetAttributes(&attr, kernel);
+                if (e == cudaSuccess && (size_t)attr.maxDynamicSharedSizeBytes < smem)
+                    e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+            }
             if (e == cudaSuccess) e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem);
             return e;
         });
