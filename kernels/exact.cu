@@ -17,10 +17,10 @@
  *      as integers, into a 128-bit integer V in registers; the rare other elements (out of the window, infinities,
  *      NaNs) straight into the warp's words, after which the window moves to them. Every element's bits are ORed
  *      (sign bit flipped) into a word that says whether a term other than -0.0 was seen.
- *   2. The warp's 68 words are in shared memory and take 64-bit shared atomics (two's complement wrap makes the
- *      unsigned add a signed one): V when the window moves and when the walk ends (five limbs: four digits below
- *      2^32 and a small signed top), and a missed element's three digits. Each warp has its own words, so 32 lanes
- *      contend at most.
+ *   2. The warp's 68 words are in shared memory and take shared atomics, a 64-bit add as two 32-bit ones
+ *      (warp_words): V when the window moves and when the walk ends (five limbs: four digits below 2^32 and a
+ *      small signed top), a float64's or float32's missed element's three digits, and a bfloat16 thread's bins
+ *      at its end (three limbs each). Each warp has its own words, so 32 lanes contend at most.
  *   3. At the block's end each word of the block total is, over the block's warps, the warp word's low digit plus
  *      the carry (floor(word / 2^32)) of the warp's word below (word 67 whole): the warps' words half-normalized and
  *      summed in one step, by threads 0..67. A grid of one block normalizes it (dr_exact_normalize, the host's carry
@@ -36,16 +36,17 @@
  *   - the plan gives every thread at most 2^23 + 10 elements (grid >= n / (block 2^23): a head element, 2^23
  *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so no count is needed in
  *     the loop; exact_window.cuh's bounds follow from it: V stays below 2^116, and a lane adds to a word fewer than
- *     2^25 times (a flush a round, a missed element's digits, the last flush), each less than 2^32 in magnitude;
+ *     2^25 times (a flush a round, a missed element's digits or a bin's, the last flush), each less than 2^32 in
+ *     magnitude;
  *   - warp word: 32 lanes x 2^25 < 2^30 adds (DR_EXACT_ADDS) between normalizations: below 2^62 in magnitude. Word
  *     67 takes none (the highest word a flush or a direct add reaches is 66);
  *   - block total: per warp, a digit below 2^32 plus a carry below 2^30 in magnitude, summed over at most 32
  *     warps: below 2^38 (word 67: carries alone);
  *   - grid accumulator: each block adds its total as it stands (words below 2^38), over at most 2^24 blocks (the
- *     plan refuses a larger grid, which would need more than 2^52 elements): below 2^62, so the last block's
- *     carry chain (dr_exact_normalize) cannot overflow either. Normalizing each block's total first, as an earlier
- *     version did, put one thread's 68-word carry chain at every block's end, and turned a negative total into 68
- *     nonzero words.
+ *     plan refuses a larger grid, which would need more than 2^52 elements): below 2^62, so
+ *     the last block's carry chain (dr_exact_normalize) cannot overflow either. Normalizing each block's total
+ *     first, as an earlier version did, put one thread's 68-word carry chain at every block's end, and turned a
+ *     negative total into 68 nonzero words.
  * Block and grid shapes: r->block threads (a power of two, 32..1024, so whole warps and every full-mask shuffle has
  * all 32 lanes), 544 bytes of dynamic shared memory per warp for its words (17 KiB at 1024 threads); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
@@ -77,14 +78,30 @@ template <> struct family_of<float> { static const int value = DR_XW_F32; };
 template <> struct family_of<dr_f16_t> { static const int value = DR_XW_F16; };
 template <> struct family_of<dr_bf16_t> { static const int value = DR_XW_BF16; };
 
-/* The warp's words in shared memory, as exact_window.cuh's sink: 64-bit shared atomics (two's complement wrap
- * makes the unsigned add a signed one). */
+/* The warp's words in shared memory, as exact_window.cuh's sink. A word is read as a signed 64-bit integer, but
+ * it is added to as two 32-bit halves (little-endian: the low half first): v's low 32 bits into the low half with
+ * a 32-bit atomic that returns the old half, so its carry out is known, then v's high 32 bits (0 or -1 for the
+ * digits and limbs added here, |v| < 2^32) plus that carry into the high half, only if nonzero. The low halves
+ * wrap mod 2^32, and each wrap's carry is added once, by the add that caused it, so after every add the halves are
+ * the word's exact value in any interleaving. Why: the shared-memory atomic on 64 bits is a compare-and-swap loop
+ * (ATOMS.CAST.SPIN.64), which lanes adding to the same words retry; the 32-bit add is one instruction
+ * (ATOMS.ADD), and the high half is touched about once per 2^32 / |v| adds. */
 struct warp_words {
     unsigned long long *w;
+    long long *bins; /* bfloat16: the thread's bin 0; bin k at bins[k * stride] */
+    unsigned stride;
+    __host__ __device__ long long &bin(int k) const { return bins[k * stride]; }
     __host__ __device__ void add(int i, long long v) const
     {
 #if defined(__CUDA_ARCH__)
-        atomicAdd(w + i, (unsigned long long)v);
+        uint32_t *half = reinterpret_cast<uint32_t *>(w + i);
+        const uint32_t lo = (uint32_t)v;
+        uint32_t hi = (uint32_t)(v >> 32);
+        if (lo) {
+            const uint32_t old = atomicAdd(half, lo);
+            hi += (uint32_t)(old + lo < old);
+        }
+        if (hi) atomicAdd(half + 1, hi);
 #else
         (void)i, (void)v;
 #endif
@@ -116,9 +133,9 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, dr_x
             dr_xw_add_vectors<F>(w, v, sink);
         }
     } else {
-        /* float16 and bfloat16: an inner loop of rounds that pass dr_xw_round_fast's test, left for the rare one
-         * that fails, which goes element by element outside it (dr_xw_round_rest): so the registers of that path
-         * are not the hot loop's (inside it, or called from it, ptxas spilled the loop to local memory). */
+        /* float16 and bfloat16: an inner loop of rounds that pass dr_xw_round_fast's test, left for one that
+         * fails, which goes element by element outside it (dr_xw_round_rest): so the registers of that path are
+         * not the hot loop's (inside it, or called from it, ptxas spilled the loop to local memory). */
         while (i + (kUnroll - 1) * nthreads < nvec) {
             uint4 v[kUnroll];
             bool failed = false;
@@ -172,7 +189,7 @@ __global__ void __launch_bounds__(1024)
     exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_acc, unsigned int *g_done, dr_exact_t *g_result,
                  dr_done_t done)
 {
-    extern __shared__ __align__(16) unsigned long long s_warp[]; /* kWords per warp */
+    extern __shared__ __align__(16) unsigned long long s_warp[]; /* kWords per warp, then the bins */
     __shared__ dr_exact_t s_total;
     __shared__ uint32_t s_flags;
     __shared__ bool s_last;
@@ -183,11 +200,16 @@ __global__ void __launch_bounds__(1024)
     __syncthreads(); /* s_flags is zero before any lane ORs into it (the warp's own words needed only a warp) */
 
     constexpr int F = family_of<In>::value;
+    /* the bins, a column per thread (bin k of every thread, then bin k + 1): a warp's lanes, each at its own bin,
+     * touch 32 consecutive columns, so no two share a bank pair. In local memory instead (indexed at run time, they
+     * cannot be registers), a first version ran spread data slower than with no bins at all: 2048 threads' bins
+     * do not fit in the L1 cache. */
+    long long *s_bins = reinterpret_cast<long long *>(s_warp + nwarps * kWords);
+    const warp_words sink = {s_w, s_bins + threadIdx.x, blockDim.x};
     dr_xw_t w;
-    dr_xw_init<F>(w);
-    const warp_words sink = {s_w};
+    dr_xw_init<F>(w, sink);
     walk<In>(g_in, n, w, sink);
-    dr_xw_flush<F>(w, sink);
+    dr_xw_finish<F>(w, sink);
     const uint32_t flags = warp_or(w.flags | (w.nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u));
     if (lane == 0 && flags) atomicOr(&s_flags, flags);
     __syncthreads(); /* every flush and flag is in */
@@ -242,15 +264,21 @@ __global__ void __launch_bounds__(1024)
 }
 
 size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
-/* exact_kernel's dynamic shared memory: the words of each warp (17 KiB at 1024 threads). */
-size_t smem_bytes(int block) { return (size_t)(block / 32) * kWords * sizeof(unsigned long long); }
+/* exact_kernel<In>'s dynamic shared memory: the words of each warp (17 KiB at 1024 threads), then the bins of
+ * each thread (bfloat16: 64 KiB at 1024 threads, so two blocks a multiprocessor still fit). */
+template <class In> size_t smem_bytes(int block)
+{
+    const size_t bins = (size_t)dr_xw_traits<family_of<In>::value>::kBins * block * sizeof(long long);
+    return (size_t)(block / 32) * kWords * sizeof(unsigned long long) + bins;
+}
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
 /* Blocks of `block` threads of exact_kernel<In> that fill `device` once, cached per (device, log2(block)). */
 template <class In> cudaError_t resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    return dr_gpu_fill_grid((const void *)exact_kernel<In>, smem_bytes(block), INT_MAX, device, block, cached, out);
+    return dr_gpu_fill_grid((const void *)exact_kernel<In>, smem_bytes<In>(block), INT_MAX, device, block, cached,
+                            out);
 }
 
 template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
@@ -280,7 +308,7 @@ cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     char *work = static_cast<char *>(r->d_work);
     cudaError_t err = cudaSuccess;
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
-    exact_kernel<In><<<(unsigned)p->grid[0], r->block, smem_bytes(r->block), s>>>(
+    exact_kernel<In><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block), s>>>(
         static_cast<const In *>(r->d_in), r->n, reinterpret_cast<dr_exact_t *>(work + kAccOffset),
         reinterpret_cast<unsigned int *>(work), static_cast<dr_exact_t *>(r->d_result), dr_done_of(r));
     if ((err = cudaGetLastError()) != cudaSuccess) return err;

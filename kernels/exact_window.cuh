@@ -32,12 +32,15 @@
  *
  *   float16 and bfloat16 test a round, not each element (dr_xw_round_fast): all 32 are added into two chains, and
  *   the round's largest and smallest nonzero magnitudes, gathered two 16-bit halves an instruction, are checked
- *   against the window once; a round that fails (rare) is added again element by element. float32 and float64 test
+ *   against the window once; a round that fails is added again element by element. float32 and float64 test
  *   each element, its add predicated on the test.
  *
  *   A miss (an element outside the window, an infinity or a NaN, a float64, float32 or bfloat16 subnormal) is rare
- *   for most data: the round is spilled first, then each missed element is added straight into the warp's words (accum.h's
- *   dr_exact_split_f64: three digits, or flags) and the window moves to the last finite one (it becomes the window's
+ *   for most data, and nearly every element of data spread over more binades than a window holds. The round is
+ *   spilled first; then float64 and float32 add each missed element straight into the warp's words (accum.h's
+ *   dr_exact_split_f64: three digits), and bfloat16 puts its misses, unrolled and without a branch per element,
+ *   into 8 integer bins of 32 binades each (dr_xw_round_binned), which go into the words at the thread's end;
+ *   infinities and NaNs set flags. Then the window moves to the round's last finite miss (it becomes the window's
  *   top if it was above, its bottom if below), after V is flushed into the warp's words at the old position. So a
  *   round flushes at most once, and data whose exponents drift (sorted, or scaled by position) keep hitting.
  *
@@ -47,10 +50,10 @@
  * Bounds (the kernel gives a thread at most 2^23 + 10 elements: exact.cu): what V holds is a sum of elements in
  * V's unit, each below 2^92 of it (float64: 2^(span + 52); float32 family: 2^(span + kFrac) <= 2^48), so
  * |V| < 2^116 (float32 family: 2^72) and shifted by 31 it is below 2^147: the top limb is below 2^19 in magnitude.
- * A word of the warp's takes, per lane, at most one flush per round plus
- * one direct add per element plus the last flush: fewer than 2^25 adds of less than 2^32, so with 32 lanes fewer
- * than DR_EXACT_ADDS (2^30): no word overflows. Words: pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001,
- * float32's at 230, bfloat16's at 215). */
+ * A word of the warp's takes, per lane, at most one flush per round plus one direct add per element or bin plus
+ * the last flush: fewer than 2^25 adds of less than 2^32, so with 32 lanes fewer than DR_EXACT_ADDS (2^30): no
+ * word overflows. Words: pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001, float32's at 230, bfloat16's
+ * at 215; the bins' top limbs reach word 38). */
 #ifndef DREDUCE_KERNELS_EXACT_WINDOW_CUH
 #define DREDUCE_KERNELS_EXACT_WINDOW_CUH
 
@@ -97,6 +100,7 @@ template <> struct dr_xw_traits<DR_XW_F64> {
     static const int kLoInit = 1003;  /* the first window: [2^-20, 2^20) */
     static const int kBias = 1023, kFrac = 52, kExpInf = 0x7ff;
     static const int kElemBytes = 8;
+    static const int kBins = 0;       /* no bins: a miss goes straight into the words */
 };
 template <> struct dr_xw_traits<DR_XW_F32> {
     static const int kSpan = 25;
@@ -107,6 +111,8 @@ template <> struct dr_xw_traits<DR_XW_F32> {
     static const int kLoInit = 115;   /* [2^-12, 2^13) */
     static const int kBias = 127, kFrac = 23, kExpInf = 0xff;
     static const int kElemBytes = 4;
+    static const int kBins = 0;       /* no bins (a float32 element's 24 bits would need them flushed every
+                                         2^8 elements, and the binned path spilled its hot loop: see below) */
 };
 /* bfloat16: float32's exponents with 7 fraction bits, so a round of 32 fits in 53 bits with a window of 40 binades
  * (data whose magnitudes spread over 2^40 never miss). */
@@ -117,6 +123,7 @@ template <> struct dr_xw_traits<DR_XW_BF16> : dr_xw_traits<DR_XW_F32> {
     static const int kLoInit = 107;   /* [2^-20, 2^20) */
     static const int kFrac = 7;
     static const int kElemBytes = 2;
+    static const int kBins = 8;       /* bins of 32 binades (below) */
 };
 /* float16: the window is every binade, fixed (kLoMax = 1): every finite float16 is a multiple of 2^-24 below 2^16,
  * so a round of 32 stays below 2^45 units and only infinities and NaNs miss. */
@@ -128,6 +135,7 @@ template <> struct dr_xw_traits<DR_XW_F16> : dr_xw_traits<DR_XW_F32> {
     static const int kLoInit = 1;
     static const int kBias = 15, kFrac = 10, kExpInf = 0x1f;
     static const int kElemBytes = 2;
+    static const int kBins = 0;       /* only infinities and NaNs miss */
 };
 static_assert(dr_xw_traits<DR_XW_F64>::kSpan + dr_xw_traits<DR_XW_F64>::kSplit + 3 < 54, "float64: acc_l exact");
 static_assert(dr_xw_traits<DR_XW_F64>::kMaxRound < (1 << dr_xw_traits<DR_XW_F64>::kSplit) / 2 + 1,
@@ -141,6 +149,19 @@ static_assert(dr_xw_traits<DR_XW_F32>::kLoMax + dr_xw_traits<DR_XW_F32>::kSpan <
                   dr_xw_traits<DR_XW_BF16>::kLoMax + dr_xw_traits<DR_XW_BF16>::kSpan <= 255 &&
                   dr_xw_traits<DR_XW_F16>::kLoMax + dr_xw_traits<DR_XW_F16>::kSpan <= 31,
               "no window reaches the infinities' exponent");
+
+/* The bins (bfloat16): 8 signed 64-bit integers of the sink's (the kernel: the thread's column of shared memory)
+ * that take a failed round's misses (dr_xw_round_binned). An element of biased exponent e (a subnormal: e = 1)
+ * and significand m (8 bits, the implicit one included) is m 2^(e - 134); it goes into bin e / 32 as
+ * m << (e mod 32), so bin k is in units of 2^(32 k - 134) and each term is below 2^40: the fewer than 2^24
+ * elements a thread reads stay below 2^63, in any order. The bins go into the words once, at the thread's end
+ * (dr_xw_bins_flush: three limbs each). float32 and float64 have none: a float32 term is 2^16 times larger, so its
+ * bins would have to be flushed every 2^8 elements, and in the kernel its binned path, unrolled beside the hot
+ * loop, spilled the loop (it ran at 23-44% of the bandwidth on random data, against 97% without); their misses go
+ * straight into the words, at a few 32-bit shared atomics each. */
+static_assert(dr_xw_traits<DR_XW_BF16>::kFrac + 32 + 24 <= 63, "a bin's sum fits in 63 bits");
+static_assert(dr_xw_traits<DR_XW_BF16>::kBins * 32 > 254, "every finite binade has a bin");
+enum { DR_XW_MAX_BINS = 8 };
 
 /* A thread's state. */
 struct dr_xw_t {
@@ -176,13 +197,14 @@ template <int Family> DR_HD void dr_xw_set_window(dr_xw_t &w, int lo)
     w.sigma = Family == DR_XW_F64 ? dr_xw_pow2(lo + T::kSpan - 1023 + T::kSplit) : 0.0;
 }
 
-/* An empty state, the window at the family's kLoInit: data near 1 hit. */
-template <int Family> DR_HD void dr_xw_init(dr_xw_t &w)
+/* An empty state and bins, the window at the family's kLoInit: data near 1 hit. */
+template <int Family, class Sink> DR_HD void dr_xw_init(dr_xw_t &w, const Sink &sink)
 {
     w.v0 = w.v1 = w.v2 = w.v3 = 0;
     w.acc_h = w.acc_l = 0.0;
     w.nonneg0 = 0;
     w.flags = 0;
+    for (int k = 0; k < dr_xw_traits<Family>::kBins; ++k) sink.bin(k) = 0;
     dr_xw_set_window<Family>(w, dr_xw_traits<Family>::kLoInit);
 }
 
@@ -365,15 +387,23 @@ template <int Family, int N> DR_HD uint64_t dr_xw_lane_at(const uint4 (&v)[N], i
     else return (b & 1) ? word & 0xffff0000u : word << 16;
 }
 
-/* Element b of vectors v[0..N), widened to float64 (exactly), and its biased exponent. */
-template <int Family, int N> DR_HD double dr_xw_element(const uint4 (&v)[N], int b, int *e)
+/* An element (lane bits u, dr_xw_lane's) widened to float64, exactly. */
+template <int Family> DR_HD double dr_xw_widen(uint64_t u)
 {
-    typedef dr_xw_traits<Family> T;
-    const uint64_t u = dr_xw_lane_at<Family>(v, b);
-    *e = (int)((Family == DR_XW_F64 ? u >> 32 : u) >> T::kExpShift) & T::kExpInf;
     if constexpr (Family == DR_XW_F64) return dr_bits_to_f64(u);
     else if constexpr (Family == DR_XW_F16) return dr_xw_f16_to_f64((uint32_t)u);
     else return (double)dr_bits_to_f32((uint32_t)u);
+}
+
+/* A missed element of float64 or float16 (lane bits u), once the round's hits are in and the window has not moved
+ * since they were tried: an infinity or a NaN sets its flag; a finite element goes straight into the words (three
+ * digits), and *last becomes its biased exponent (the window moves there at the round's end, dr_xw_rebase). */
+template <int Family, class Sink> DR_HD void dr_xw_miss(dr_xw_t &w, uint64_t u, int *last, const Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    const int e = (int)((Family == DR_XW_F64 ? u >> 32 : u) >> T::kExpShift) & T::kExpInf;
+    if (e != T::kExpInf) *last = e;
+    dr_xw_add_direct(w, dr_xw_widen<Family>(u), sink);
 }
 
 /* The round's fast path for float16 and bfloat16 (32 elements): every element is added, with no test of its own,
@@ -418,6 +448,90 @@ template <int Family, int N> DR_HD bool dr_xw_round_fast(dr_xw_t &w, const uint4
     return fits;
 }
 
+/* The bins into the words (each nonzero one, at 2^(32 k - kBias - kFrac), as three limbs: two digits below 2^32
+ * and a signed top, as dr_xw_flush's), and back to zero. */
+template <int Family, class Sink> DR_HD void dr_xw_bins_flush(dr_xw_t &w, const Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    constexpr int kPos = 1074 - T::kBias - T::kFrac; /* bin 0's unit, in units of 2^-1074 */
+    constexpr int kShift = kPos & 31;
+    static_assert(kShift > 0, "the top limb's shift below");
+    for (int k = 0; k < T::kBins; ++k) {
+        long long &bin = sink.bin(k);
+        const long long b = bin;
+        if (!b) continue;
+        const uint64_t lo = (uint64_t)b << kShift;
+        const long long hi = b >> (64 - kShift); /* arithmetic: the sign comes along; below 2^31 in magnitude */
+        const int word = (kPos >> 5) + k;
+        if ((uint32_t)lo) sink.add(word, (long long)(uint32_t)lo);
+        if ((uint32_t)(lo >> 32)) sink.add(word + 1, (long long)(uint32_t)(lo >> 32));
+        if (hi) sink.add(word + 2, hi);
+        bin = 0;
+    }
+}
+
+/* A bfloat16 element (its float32 bits b) as a bin's term: the bin (*k) and the signed integer m << (e mod 32)
+ * (the bins above). An infinity's or a NaN's term is meaningless: the caller adds none. */
+template <int Family> DR_HD long long dr_xw_bin_term(uint32_t b, int *k)
+{
+    typedef dr_xw_traits<Family> T;
+    const uint32_t mag = b & 0x7fffffffu;
+    const uint32_t e = mag >> 23;
+    const uint32_t e1 = e ? e : 1u; /* a subnormal: binade 1's unit */
+    const uint32_t m = ((mag & 0x7fffffu) | (e ? 0x800000u : 0u)) >> (23 - T::kFrac);
+    *k = (int)(e1 >> 5);
+    const long long t = (long long)((uint64_t)m << (e1 & 31u));
+    const long long neg = -(long long)(b >> 31);
+    return (t ^ neg) - neg;
+}
+
+/* The flags of a round's infinities and NaNs (rare: outside the unrolled path). */
+template <int Family, int N, class Sink>
+DR_HD void dr_xw_round_specials(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+    for (int b = 0; b < N * kVec; ++b) {
+        const uint64_t u = dr_xw_lane_at<Family>(v, b);
+        if ((u & 0x7f800000u) == 0x7f800000u) dr_xw_add_direct(w, dr_xw_widen<Family>(u), sink);
+    }
+}
+
+/* A round of bfloat16 that failed dr_xw_round_fast's test, element by element and unrolled, with no branch per
+ * element: each that fits the window is added to the round's accumulators, each finite one that does not goes
+ * into its bin (an add predicated on the miss), then the spill, and the window moves to the last finite miss. So
+ * data spread over more binades than the window holds, whose every round fails, cost some 20 instructions an
+ * element (809 GB/s on the H200, against 163 when each miss went into the words: its digits' shared-memory
+ * atomics, which lanes contend for, and a compare-and-select over the round's words to find it). */
+template <int Family, int N, class Sink> DR_HD void dr_xw_round_binned(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    static_assert(Family == DR_XW_BF16, "the binned family");
+    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
+    int last = -1;
+    bool special = false;
+    DR_XW_UNROLL
+    for (int u = 0; u < N; ++u) {
+        const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        DR_XW_UNROLL
+        for (int j = 0; j < kVec; ++j) {
+            const uint32_t b = (uint32_t)dr_xw_lane<Family>(words, j);
+            const bool fits = dr_xw_try<Family>(w, b);
+            const uint32_t e = (b >> 23) & 0xffu;
+            special |= e == 0xffu;
+            const bool miss = !fits && e != 0xffu;
+            last = miss ? (int)e : last;
+            int k;
+            const long long t = dr_xw_bin_term<Family>(b, &k);
+            if (miss) sink.bin(k) += t;
+        }
+    }
+    dr_xw_spill<Family>(w);
+    if (special) dr_xw_round_specials<Family>(w, v, sink);
+    if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
+}
+
 /* The misses of a round (bit b of `left`: element b missed), once its hits are in and spilled (the window
  * unchanged since): each straight into the words, then the window moves to the last finite one. */
 template <int Family, int N, class Sink>
@@ -427,10 +541,7 @@ DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, co
     while (left) {
         const int b = DR_XW_CTZ(left);
         left &= left - 1;
-        int e;
-        const double x = dr_xw_element<Family>(v, b, &e);
-        dr_xw_add_direct(w, x, sink);
-        if (e != dr_xw_traits<Family>::kExpInf) last = e;
+        dr_xw_miss<Family>(w, dr_xw_lane_at<Family>(v, b), &last, sink);
     }
     if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
 }
@@ -461,19 +572,25 @@ DR_HD void dr_xw_round_elements(dr_xw_t &w, const uint4 (&v)[N], const Sink &sin
     dr_xw_round_misses<Family>(w, v, left, sink);
 }
 
-/* A round of float16 or bfloat16 that failed dr_xw_round_fast's test (rare, and outside the kernel's hot loop):
- * element by element, as dr_xw_round_elements, but a loop, an element a trip. Unrolled, its registers were the hot
- * loop's too (ptxas allocates a loop nest as one), and the hot loop spilled to local memory. */
+/* A round of float16 or bfloat16 that failed dr_xw_round_fast's test (outside the kernel's hot loop). bfloat16:
+ * dr_xw_round_binned. float16, whose window holds every finite value, fails only on infinities and NaNs: element
+ * by element in one pass, each added if it fits and its flag set if not, then the spill; a loop, an element a
+ * trip, as that is rare. */
 template <int Family, int N, class Sink> DR_HD void dr_xw_round_rest(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
 {
-    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
-    uint32_t left = 0;
+    if constexpr (Family == DR_XW_BF16) {
+        dr_xw_round_binned<Family>(w, v, sink);
+    } else {
+        constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
 #if defined(__CUDA_ARCH__)
 #pragma unroll 1
 #endif
-    for (int b = 0; b < N * kVec; ++b) left |= (dr_xw_try<Family>(w, dr_xw_lane_at<Family>(v, b)) ? 0u : 1u) << b;
-    dr_xw_spill<Family>(w);
-    dr_xw_round_misses<Family>(w, v, left, sink);
+        for (int b = 0; b < N * kVec; ++b) {
+            const uint64_t u = dr_xw_lane_at<Family>(v, b);
+            if (!dr_xw_try<Family>(w, u)) dr_xw_add_direct(w, dr_xw_widen<Family>(u), sink); /* its flag */
+        }
+        dr_xw_spill<Family>(w);
+    }
 }
 
 /* One round: every element of vectors v[0..N) (N * 16 / element bytes <= kMaxRound). float64 and float32 go
@@ -486,6 +603,13 @@ template <int Family, int N, class Sink> DR_HD void dr_xw_add_vectors(dr_xw_t &w
     if constexpr (Family == DR_XW_F64 || Family == DR_XW_F32) dr_xw_round_elements<Family>(w, v, sink);
     else if (dr_xw_round_fast<Family>(w, v)) dr_xw_spill<Family>(w);
     else dr_xw_round_rest<Family>(w, v, sink);
+}
+
+/* The thread's end: its bins, then V, into the words (the round sums are in V already). */
+template <int Family, class Sink> DR_HD void dr_xw_finish(dr_xw_t &w, const Sink &sink)
+{
+    if constexpr (dr_xw_traits<Family>::kBins != 0) dr_xw_bins_flush<Family>(w, sink);
+    dr_xw_flush<Family>(w, sink);
 }
 
 /* A single element (the walk's head and tail), widened to float64: straight into the words. */

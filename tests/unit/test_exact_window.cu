@@ -15,6 +15,7 @@
 
 struct host_words {
     int64_t w[DR_EXACT_WORDS];
+    long long bins[DR_XW_MAX_BINS]; /* poisoned: dr_xw_init must zero them */
     long adds;
     __host__ __device__ void add(int i, long long v) /* host only; __device__ for exact_window.cuh's signature */
     {
@@ -36,6 +37,7 @@ struct host_words {
 struct host_sink {
     host_words *h;
     __host__ __device__ void add(int i, long long v) const { h->add(i, v); }
+    __host__ __device__ long long &bin(int k) const { return h->bins[k]; }
 };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -153,8 +155,10 @@ struct thread_check {
     dr_exact_t ref;
     template <int F> void start()
     {
-        dr_xw_init<F>(w);
         memset(&sink, 0, sizeof sink);
+        for (int k = 0; k < DR_XW_MAX_BINS; ++k) sink.bins[k] = 0x5a5a5a5a5a5a5a5all;
+        const host_sink handle = {&sink};
+        dr_xw_init<F>(w, handle);
         dr_exact_zero(&ref);
     }
     /* After the last flush: -1 if the words (normalized) and flags equal the reference's, else the first differing
@@ -176,7 +180,7 @@ struct thread_check {
 };
 
 /* One stream of `nelem` elements through one thread's window, against the reference. Returns 0 if equal. */
-template <int F> static int run_stream(int pattern, long nelem, long *misses_after_warmup)
+template <int F> static int run_stream(int pattern, long nelem, long *misses_after_warmup, long *word_adds = NULL)
 {
     const int per_vec = 16 / dr_xw_traits<F>::kElemBytes;
     thread_check c;
@@ -210,8 +214,9 @@ template <int F> static int run_stream(int pattern, long nelem, long *misses_aft
         }
         add_round<F>(w, sink, vecs, nvec);
     }
-    dr_xw_flush<F>(w, sink);
+    dr_xw_finish<F>(w, sink);
     if (misses_after_warmup) *misses_after_warmup = misses;
+    if (word_adds) *word_adds = c.sink.adds;
     long long got, want;
     const int k = c.difference(&got, &want);
     if (k >= 0) {
@@ -239,7 +244,49 @@ template <int F> static int family_cases(const char *name)
         fprintf(stderr, "FAIL %s: %ld misses of %ld on near-one data (the window should hold it)\n", name, misses, n / 2);
         ++fails;
     }
+    /* Spread data (every binade): almost every element misses. bfloat16 puts its misses in bins, so the words
+     * take a flush (5 adds) a round, about 0.15 an element; float64's and float32's misses take 3 adds each. */
+    long adds = 0;
+    const long nw = 20000;
+    fails += run_stream<F>(P_WIDE, nw, NULL, &adds);
+    const bool binned = dr_xw_traits<F>::kBins != 0;
+    printf("%-9s spread over every binade: %ld word adds for %ld elements\n", name, adds, nw);
+    if (binned && adds * 2 > nw) {
+        fprintf(stderr, "FAIL %s: %ld word adds for %ld spread elements (the bins should take the misses)\n", name,
+                adds, nw);
+        ++fails;
+    }
     return fails;
+}
+
+/* The bins at their bound: as many terms (dr_xw_bin_term) as a thread may read (2^23 + 16), into one bin, all but
+ * the last the largest magnitude of its top binade and the last the smallest of its lowest binade, then the bins
+ * into the words (dr_xw_bins_flush): the words must equal the reference. */
+static int bin_bound(void)
+{
+    const int F = DR_XW_BF16;
+    thread_check c;
+    c.start<F>();
+    const host_sink sink = {&c.sink};
+    c.w.nonneg0 = 1; /* dr_xw_try, not called here, notes that terms other than -0.0 were seen */
+    const int bin = 3, lo = 32 * bin, top = lo + 31;
+    const uint32_t big = (uint32_t)top << 23 | 0x7f0000u | 0x80000000u; /* negative, every fraction bit set */
+    const uint32_t small = (uint32_t)lo << 23 | 1u << 16;
+    const long count = (1l << 23) + 16;
+    bool same_bin = true;
+    for (long i = 0; i < count; ++i) {
+        const uint32_t b = i == count - 1 ? small : big;
+        dr_exact_add_f64(&c.ref, (double)dr_bits_to_f32(b));
+        int k;
+        const long long t = dr_xw_bin_term<F>(b, &k);
+        same_bin &= k == bin;
+        sink.bin(k) += t;
+    }
+    dr_xw_bins_flush<F>(c.w, sink);
+    long long got, want;
+    const bool ok = same_bin && c.difference(&got, &want) < 0;
+    printf("bfloat16  one bin at its bound (%ld terms, binades %d..%d): %s\n", count, lo, top, ok ? "equal" : "FAILED");
+    return !ok;
 }
 
 /* Long streams at the window's top: V grows to its largest, the flush's top limb is exercised. */
@@ -255,7 +302,7 @@ static int long_stream(void)
     const host_sink sink = {&c.sink};
     for (long r = 0; r < rounds; ++r) dr_xw_add_vectors<DR_XW_F64>(c.w, v, sink);
     for (long r = 0; r < rounds * 8; ++r) dr_exact_add_f64(&c.ref, big);
-    dr_xw_flush<DR_XW_F64>(c.w, sink);
+    dr_xw_finish<DR_XW_F64>(c.w, sink);
     long long got, want;
     const int ok = c.difference(&got, &want) < 0 && c.sink.adds <= 5;
     printf("long stream: 2^23 float64 at the window's top in one window: %s (%ld word adds)\n", ok ? "equal" : "FAILED",
@@ -271,6 +318,7 @@ int main(void)
     fails += family_cases<DR_XW_F16>("float16");
     fails += family_cases<DR_XW_BF16>("bfloat16");
     fails += long_stream();
+    fails += bin_bound();
     printf(fails ? "test_exact_window: %d FAILED\n" : "test_exact_window: all equal\n", fails);
     return fails ? 1 : 0;
 }
