@@ -48,7 +48,8 @@
  *     first, as an earlier version did, put one thread's 68-word carry chain at every block's end, and turned a
  *     negative total into 68 nonzero words.
  * Block and grid shapes: r->block threads (a power of two, 32..1024, so whole warps and every full-mask shuffle has
- * all 32 lanes), 544 bytes of dynamic shared memory per warp for its words (17 KiB at 1024 threads); no early
+ * all 32 lanes), 544 bytes of dynamic shared memory per warp for its words (17 KiB at 1024 threads) and, for
+ * bfloat16, 64 bytes per thread for its bins (81 KiB in all at 1024 threads); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
  * done-counter, then the grid's dr_exact_t (both zero before first use; the last block returns them to zero). No
  * cluster or bulk-copy path (yet): plans have cluster = 0 and bulk = 0. */
@@ -78,14 +79,10 @@ template <> struct family_of<float> { static const int value = DR_XW_F32; };
 template <> struct family_of<dr_f16_t> { static const int value = DR_XW_F16; };
 template <> struct family_of<dr_bf16_t> { static const int value = DR_XW_BF16; };
 
-/* The warp's words in shared memory, as exact_window.cuh's sink. A word is read as a signed 64-bit integer, but
- * it is added to as two 32-bit halves (little-endian: the low half first): v's low 32 bits into the low half with
- * a 32-bit atomic that returns the old half, so its carry out is known, then v's high 32 bits (0 or -1 for the
- * digits and limbs added here, |v| < 2^32) plus that carry into the high half, only if nonzero. The low halves
- * wrap mod 2^32, and each wrap's carry is added once, by the add that caused it, so after every add the halves are
- * the word's exact value in any interleaving. Why: the shared-memory atomic on 64 bits is a compare-and-swap loop
- * (ATOMS.CAST.SPIN.64), which lanes adding to the same words retry; the 32-bit add is one instruction
- * (ATOMS.ADD), and the high half is touched about once per 2^32 / |v| adds. */
+/* The warp's words in shared memory, as exact_window.cuh's sink. A word is read as a signed 64-bit integer (after
+ * the block's barrier) but added to as two 32-bit halves (dr_xw_add_halves): a 64-bit shared atomic is a
+ * compare-and-swap loop on sm_90 (ATOMS.CAST.SPIN.64), which lanes adding to the same words retry, where a 32-bit
+ * add is one ATOMS.ADD. The bins are the thread's column of shared memory after the words. */
 struct warp_words {
     unsigned long long *w;
     long long *bins; /* bfloat16: the thread's bin 0; bin k at bins[k * stride] */
@@ -95,13 +92,7 @@ struct warp_words {
     {
 #if defined(__CUDA_ARCH__)
         uint32_t *half = reinterpret_cast<uint32_t *>(w + i);
-        const uint32_t lo = (uint32_t)v;
-        uint32_t hi = (uint32_t)(v >> 32);
-        if (lo) {
-            const uint32_t old = atomicAdd(half, lo);
-            hi += (uint32_t)(old + lo < old);
-        }
-        if (hi) atomicAdd(half + 1, hi);
+        dr_xw_add_halves(v, [half](int h, uint32_t x) { return atomicAdd(half + h, x); });
 #else
         (void)i, (void)v;
 #endif
@@ -265,7 +256,7 @@ __global__ void __launch_bounds__(1024)
 
 size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 /* exact_kernel<In>'s dynamic shared memory: the words of each warp (17 KiB at 1024 threads), then the bins of
- * each thread (bfloat16: 64 KiB at 1024 threads, so two blocks a multiprocessor still fit). */
+ * each thread (bfloat16: 64 KiB more at 1024 threads; two such blocks a multiprocessor still fit). */
 template <class In> size_t smem_bytes(int block)
 {
     const size_t bins = (size_t)dr_xw_traits<family_of<In>::value>::kBins * block * sizeof(long long);

@@ -208,6 +208,23 @@ template <int Family, class Sink> DR_HD void dr_xw_init(dr_xw_t &w, const Sink &
     dr_xw_set_window<Family>(w, dr_xw_traits<Family>::kLoInit);
 }
 
+/* A word += v, the word kept as two 32-bit halves (half 0 the low one; read together, little-endian, as the
+ * int64 hi 2^32 + lo), for |v| < 2^32 (every add a sink takes) and a word below 2^62 in magnitude: v's low 32
+ * bits into the low half with an add that returns the half's old value (add32(0, x)), so its carry out is known,
+ * then v's high 32 bits (0 or all ones) plus that carry into the high half (add32(1, x)), only if nonzero. Each
+ * wrap of the low half carries once, by the add that caused it, so once every add is done the halves hold the
+ * word's value whatever the order of the adds (the kernel: 32-bit shared atomics from 32 lanes). */
+template <class Add32> DR_HD void dr_xw_add_halves(long long v, const Add32 &add32)
+{
+    const uint32_t lo = (uint32_t)v;
+    uint32_t hi = (uint32_t)((unsigned long long)v >> 32);
+    if (lo) {
+        const uint32_t old = add32(0, lo);
+        hi += (uint32_t)(old + lo < old);
+    }
+    if (hi) add32(1, hi);
+}
+
 /* V += (int64) a, sign-extended. */
 DR_HD void dr_xw_add64(dr_xw_t &w, long long a)
 {
@@ -461,7 +478,7 @@ template <int Family, class Sink> DR_HD void dr_xw_bins_flush(dr_xw_t &w, const 
         const long long b = bin;
         if (!b) continue;
         const uint64_t lo = (uint64_t)b << kShift;
-        const long long hi = b >> (64 - kShift); /* arithmetic: the sign comes along; below 2^31 in magnitude */
+        const long long hi = b >> (64 - kShift); /* arithmetic: the sign comes along; below 2^11 in magnitude */
         const int word = (kPos >> 5) + k;
         if ((uint32_t)lo) sink.add(word, (long long)(uint32_t)lo);
         if ((uint32_t)(lo >> 32)) sink.add(word + 1, (long long)(uint32_t)(lo >> 32));

@@ -259,6 +259,68 @@ template <int F> static int family_cases(const char *name)
     return fails;
 }
 
+/* dr_xw_add_halves, as the kernel's 32-bit atomics run it: many adds in (-2^32, 2^32), with every low-half step
+ * done first (in a shuffled order; each sees the old half it gets back) and every high-half step after them, the
+ * most the lanes' interleaving can separate them. The halves, read as one int64, must equal the sum. Streams: any
+ * value, values near 2^32 (a wrap nearly every add), negative ones only, and cancelling pairs. */
+struct deferred_halves { /* add32 for dr_xw_add_halves: the low half now, the high half's step recorded */
+    uint32_t *half;
+    uint32_t *pending; /* whether, and what */
+    __host__ __device__ uint32_t operator()(int h, uint32_t x) const
+    {
+        if (h == 1) {
+            pending[0] = 1, pending[1] = x;
+            return 0u;
+        }
+        const uint32_t old = half[0];
+        half[0] += x;
+        return old;
+    }
+};
+
+static int halves(void)
+{
+    int fails = 0;
+    const int n = 4096;
+    static long long v[4096];
+    static uint32_t pending[4096][2]; /* each add's high-half step: whether, and what */
+    for (int stream = 0; stream < 4; ++stream)
+        for (int rep = 0; rep < 64; ++rep) {
+            long long want = 0;
+            for (int i = 0; i < n; ++i) {
+                const uint64_t r = next64();
+                const long long m = (long long)(r & 0xffffffffull); /* 0 .. 2^32 - 1 */
+                switch (stream) {
+                case 0: v[i] = (r >> 63) ? -m : m; break;
+                case 1: v[i] = (long long)0xffffffffll - (long long)(r >> 60); break;
+                case 2: v[i] = -m; break;
+                default: v[i] = (i & 1) ? -v[i - 1] : m; break;
+                }
+                want += v[i];
+            }
+            for (int i = n - 1; i > 0; --i) { /* Fisher-Yates: the low steps' order */
+                const int j = (int)(next64() % (uint64_t)(i + 1));
+                const long long t = v[i];
+                v[i] = v[j], v[j] = t;
+            }
+            uint32_t half[2] = {0, 0};
+            for (int i = 0; i < n; ++i) {
+                pending[i][0] = 0;
+                dr_xw_add_halves(v[i], deferred_halves{half, pending[i]});
+            }
+            for (int i = 0; i < n; ++i)
+                if (pending[i][0]) half[1] += pending[i][1];
+            const long long got = (long long)((uint64_t)half[1] << 32 | half[0]);
+            if (got != want) {
+                fprintf(stderr, "FAIL dr_xw_add_halves, stream %d: %lld, want %lld\n", stream, got, want);
+                ++fails;
+            }
+        }
+    printf("dr_xw_add_halves: 4 streams x 64 x %d adds, low steps shuffled, high steps last: %s\n", n,
+           fails ? "FAILED" : "equal");
+    return fails;
+}
+
 /* The bins at their bound: as many terms (dr_xw_bin_term) as a thread may read (2^23 + 16), into one bin, all but
  * the last the largest magnitude of its top binade and the last the smallest of its lowest binade, then the bins
  * into the words (dr_xw_bins_flush): the words must equal the reference. */
@@ -319,6 +381,7 @@ int main(void)
     fails += family_cases<DR_XW_BF16>("bfloat16");
     fails += long_stream();
     fails += bin_bound();
+    fails += halves();
     printf(fails ? "test_exact_window: %d FAILED\n" : "test_exact_window: all equal\n", fails);
     return fails ? 1 : 0;
 }
