@@ -232,6 +232,20 @@ DR_HD uint32_t dr_exact_split_f64(double x, int *word, int64_t *d0, int64_t *d1,
     return flags;
 }
 
+/* a += v 2^(p - 1074) for p in 0..2111 and any int64 v (a sum of integer terms of one binade, or bin): v shifted
+ * by p mod 32 is below 2^95 in magnitude, two digits below 2^32 and a signed top below 2^31, at words p / 32 ..
+ * + 2 (at most 67; a value whose top digits reach there must fit the dr_exact_t, as every sum of floats does).
+ * Three adds towards DR_EXACT_ADDS. */
+DR_HD void dr_exact_add_scaled(dr_exact_t *a, int64_t v, int p)
+{
+    const int i = p >> 5, s = p & 31;
+    const uint64_t lo = (uint64_t)v << s;
+    const int64_t hi = s ? v >> (64 - s) : v >> 63; /* arithmetic shifts: floor(v 2^s / 2^64) */
+    a->w[i] += (int64_t)(lo & 0xffffffffu);
+    a->w[i + 1] += (int64_t)(lo >> 32);
+    a->w[i + 2] += hi;
+}
+
 /* a += x. At most DR_EXACT_ADDS adds (and combines) between normalizations. */
 DR_HD void dr_exact_add_f64(dr_exact_t *a, double x)
 {

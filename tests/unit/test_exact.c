@@ -13,12 +13,19 @@
  *   - the normalization cadence: words as DR_EXACT_ADDS adds of the largest digits (either sign) leave them,
  *     constructed directly, normalize to the value an independent big-integer sum of the words gives, again after
  *     DR_EXACT_ADDS more adds on top; DR_EXACT_ADDS adds of one term round to 2^30 times it;
- *   - float32, float16 and bfloat16 terms widened by accum.h's converters.
+ *   - float32, float16 and bfloat16 terms widened by accum.h's converters;
+ *   - the CPU backend's exact sums (src/cpu_backend.c, by binade) against dr_exact_add_f64 of each element: the same
+ *     words and flags, for every float type, on random bit patterns (NaNs, infinities, subnormals), every binade's
+ *     largest significands (float64's split parts both full), cancellation, -0.0 and zeros, infinities without
+ *     NaNs, at sizes around the bin sets' stride, on 1 and 3 threads.
  * Prints one line per failure; exit 0 only if every check passed. */
 #include <float.h>
 #include <math.h>
 
+#include <stdlib.h>
+
 #include "check.h"
+#include "cpu_backend.h"
 #include "dreduce/accum.h"
 #include "reference.h"
 
@@ -612,6 +619,72 @@ static void test_f32_split(uint64_t *rng)
     CHECK(same_exact(&a, &b), "100000 random float32 bit patterns: the float32 and float64 splits' sums differ");
 }
 
+/* Element i of a CPU-backend test array of `dtype`, pattern `kind`, as its bits. */
+static uint64_t cpu_case_bits(dr_dtype_t dtype, int kind, size_t i, uint64_t *rng)
+{
+    const int eb = dtype == DR_FLOAT64 ? 11 : dtype == DR_FLOAT16 ? 5 : 8;
+    const int fb = dtype == DR_FLOAT64 ? 52 : dtype == DR_FLOAT16 ? 10 : dtype == DR_BFLOAT16 ? 7 : 23;
+    const uint64_t r = check_rand(rng), sign = (uint64_t)1 << (eb + fb), frac = ((uint64_t)1 << fb) - 1;
+    const uint64_t top = (((uint64_t)1 << eb) - 2) << fb; /* the largest finite binade */
+    switch (kind) {
+    case 0: return r & (sign | (sign - 1)); /* any pattern: NaNs, infinities, subnormals */
+    case 1: return (r & sign) | (r % (((uint64_t)1 << eb) - 1)) << fb | frac; /* every binade's largest */
+    case 2: return (i & 1 ? sign : 0) | top | frac;                          /* the largest, cancelling */
+    case 3: return i % 5 == 0 ? 0 : sign;                                     /* zeros and -0.0 */
+    case 4: return sign;                                                      /* -0.0 only */
+    case 5: /* infinities (no NaN) among finite values */
+        return i % 7 == 3 ? (((uint64_t)1 << eb) - 1) << fb | (i % 2 ? sign : 0) : (r & sign) | (r & frac) | top;
+    default: return (r & sign) | (r & frac);                                  /* subnormals and zeros */
+    }
+}
+
+static double widen_bits(dr_dtype_t dtype, uint64_t b)
+{
+    switch (dtype) {
+    case DR_FLOAT64: return from_bits(b);
+    case DR_FLOAT32: return (double)dr_bits_to_f32((uint32_t)b);
+    case DR_FLOAT16: return (double)dr_f16_to_f32((uint16_t)b);
+    default: return (double)dr_bf16_to_f32((uint16_t)b);
+    }
+}
+
+static void test_cpu_backend(uint64_t *rng)
+{
+    const dr_dtype_t types[] = {DR_FLOAT32, DR_FLOAT64, DR_FLOAT16, DR_BFLOAT16};
+    const size_t sizes[] = {1, 3, 4, 5, 7, 8, 9, 1000, 200003};
+    unsigned char *buf = malloc(200003 * 8);
+    if (!buf) {
+        CHECK(0, "cannot allocate the CPU backend's test array");
+        return;
+    }
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t)
+        for (int kind = 0; kind < 7; ++kind)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+                const dr_dtype_t dtype = types[t];
+                const size_t n = sizes[si], esize = dr_dtype_size(dtype);
+                dr_exact_t want;
+                dr_exact_zero(&want);
+                for (size_t i = 0; i < n; ++i) {
+                    const uint64_t b = cpu_case_bits(dtype, kind, i, rng);
+                    memcpy(buf + i * esize, &b, esize); /* little-endian: the low bytes */
+                    dr_exact_add_f64(&want, widen_bits(dtype, b));
+                }
+                dr_exact_normalize(&want);
+                for (int threads = 1; threads <= 3; threads += 2) {
+                    dr_partial_t got;
+                    uint64_t depth = 0;
+                    memset(&got, 0xa5, sizeof got);
+                    const int rc = dr_cpu_reduce(dtype, DR_SUM, DR_ACC_EXACT, buf, n, threads, &got, &depth);
+                    CHECK(rc == 0 && same_exact(&got.exact, &want) && depth == 1,
+                          "dr_cpu_reduce %s exact, pattern %d, n=%zu, %d threads: rc %d, words or flags (%u, want %u) "
+                          "differ from each element's dr_exact_add_f64",
+                          dr_dtype_name(dtype), kind, n, threads, rc, (unsigned)got.exact.flags,
+                          (unsigned)want.flags);
+                }
+            }
+    free(buf);
+}
+
 int main(void)
 {
     uint64_t rng = check_seed("test_exact");
@@ -623,5 +696,6 @@ int main(void)
     test_cadence(&rng);
     test_widened(&rng);
     test_f32_split(&rng);
+    test_cpu_backend(&rng);
     return check_summary("test_exact");
 }
