@@ -522,7 +522,8 @@ DR_HD void dr_xw_round_specials(dr_xw_t &w, const uint4 (&v)[N], const Sink &sin
  * data spread over more binades than the window holds, whose every round fails, cost some 20 instructions an
  * element (809 GB/s on the H200, against 163 when each miss went into the words: its digits' shared-memory
  * atomics, which lanes contend for, and a compare-and-select over the round's words to find it). */
-template <int Family, int N, class Sink> DR_HD void dr_xw_round_binned(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+template <int Family, int N, class Sink>
+DR_HD void dr_xw_round_binned(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
 {
     static_assert(Family == DR_XW_BF16, "the binned family");
     constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;

@@ -74,8 +74,8 @@ DR_REDUCTION_TABLE
  * an int64 bin indexed by its sign and exponent bits together (the bits shifted right by the fraction's width), and
  * the bins go into the dr_exact_t (dr_exact_add_scaled), each binade's positive bin less its negative one, once per
  * DR_EXACT_ADDS elements. An element costs a few integer operations and an add to a bin in the L1 cache, where
- * splitting each into the dr_exact_t's digits (dr_exact_add_f32) waited, every element, on the store of the one
- * before to the same word. Element i goes into bin set i mod lanes, so that neighbours of one binade are not one
+ * splitting each into the dr_exact_t's digits waited, every element, on the store of the one before to the same
+ * word. Element i goes into bin set i mod lanes, so that neighbours of one binade are not one
  * chain of stores. float64's 53-bit significand is split into a high part of 27 bits and a low one of 26, each with
  * its bins, so a bin stays below 2^(27 + 30) over 2^30 elements (the float32 family's below 2^(24 + 30)). Infinities
  * and NaNs (every exponent bit set) take the implicit one too, so their bins are nonzero exactly when a chunk had

@@ -257,40 +257,6 @@ DR_HD void dr_exact_add_f64(dr_exact_t *a, double x)
     a->w[i + 2] += d2;
 }
 
-/* The same split for a float32 (and the 16-bit floats, which widen to it exactly), from its own bits: a 24-bit
- * significand shifted by at most 31 is below 2^55, two digits, and there is no conversion to float64 (a term costs
- * the CPU backend about 40% less). The same value and flags as dr_exact_split_f64((double)x). */
-DR_HD uint32_t dr_exact_split_f32(float x, int *word, int64_t *d0, int64_t *d1)
-{
-    const uint32_t b = dr_f32_to_bits(x);
-    uint32_t e = (b >> 23) & 0xffu;
-    uint64_t m = b & 0x7fffffu;
-    const uint32_t flags = DR_EXACT_TERM | (b != 0x80000000u ? DR_EXACT_NOT_NEG_ZERO : 0u);
-    if (e == 0xffu) {
-        *word = 0, *d0 = *d1 = 0;
-        return flags | (m ? DR_EXACT_NAN : (b >> 31) ? DR_EXACT_NEG_INF : DR_EXACT_POS_INF);
-    }
-    if (e) m |= 1u << 23;
-    else e = 1;
-    const uint32_t p = e + 924; /* float32's lowest bit at e = 1 is 2^-149 = 2^(925 - 1074) */
-    const uint64_t v = m << (p & 31u);
-    const int64_t neg = -(int64_t)(b >> 31);
-    *word = (int)(p >> 5); /* 28..36 */
-    *d0 = ((int64_t)(v & 0xffffffffu) ^ neg) - neg;
-    *d1 = ((int64_t)(v >> 32) ^ neg) - neg;
-    return flags;
-}
-
-/* a += x for a float32: dr_exact_add_f64(a, (double)x), faster. */
-DR_HD void dr_exact_add_f32(dr_exact_t *a, float x)
-{
-    int i;
-    int64_t d0, d1;
-    a->flags |= dr_exact_split_f32(x, &i, &d0, &d1);
-    a->w[i] += d0;
-    a->w[i + 1] += d1;
-}
-
 /* Move the carries up: words 0..66 in [0, 2^32), word 67 signed. The value does not change. */
 DR_HD void dr_exact_normalize(dr_exact_t *a)
 {

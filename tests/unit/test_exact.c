@@ -579,46 +579,6 @@ static void test_widened(uint64_t *rng)
     }
 }
 
-/* dr_exact_add_f32 (the float32 family's split, from float32 bits) against dr_exact_add_f64 of the same value
- * widened: the same words and flags, term by term and summed. Every float16 and bfloat16 pattern (as float32), every
- * float32 exponent with random significands and signs, and the special values. */
-static void check_f32_split(float x, const char *what)
-{
-    dr_exact_t a, b;
-    dr_exact_zero(&a);
-    dr_exact_zero(&b);
-    dr_exact_add_f32(&a, x);
-    dr_exact_add_f64(&b, (double)x);
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    CHECK(same_exact(&a, &b), "%s %08" PRIx32 ": dr_exact_add_f32 differs from dr_exact_add_f64 of the widened value",
-          what, bits);
-}
-
-static void test_f32_split(uint64_t *rng)
-{
-    for (uint32_t h = 0; h < 65536; ++h) {
-        check_f32_split(dr_f16_to_f32((uint16_t)h), "float16");
-        check_f32_split(dr_bf16_to_f32((uint16_t)h), "bfloat16");
-    }
-    for (uint32_t e = 0; e < 256; ++e)
-        for (int k = 0; k < 64; ++k) {
-            const uint32_t b = (uint32_t)(check_rand(rng) & 0x807fffffu) | e << 23;
-            check_f32_split(dr_bits_to_f32(b), "float32");
-        }
-    dr_exact_t a, b;
-    dr_exact_zero(&a);
-    dr_exact_zero(&b);
-    for (int i = 0; i < 100000; ++i) {
-        const float x = dr_bits_to_f32((uint32_t)check_rand(rng));
-        dr_exact_add_f32(&a, x);
-        dr_exact_add_f64(&b, (double)x);
-    }
-    dr_exact_normalize(&a);
-    dr_exact_normalize(&b);
-    CHECK(same_exact(&a, &b), "100000 random float32 bit patterns: the float32 and float64 splits' sums differ");
-}
-
 /* Element i of a CPU-backend test array of `dtype`, pattern `kind`, as its bits. */
 static uint64_t cpu_case_bits(dr_dtype_t dtype, int kind, size_t i, uint64_t *rng)
 {
@@ -695,7 +655,6 @@ int main(void)
     test_tie_offsets();
     test_cadence(&rng);
     test_widened(&rng);
-    test_f32_split(&rng);
     test_cpu_backend(&rng);
     return check_summary("test_exact");
 }
