@@ -15,12 +15,13 @@
  *   1. A thread adds what it reads as kernels/exact_window.cuh describes: the elements in its window of binades (and
  *      zeros) into float64 accumulators that cannot round, a round (kUnroll vectors) at a time; each round's sums,
  *      as integers, into a 128-bit integer V in registers; the rare other elements (out of the window, infinities,
- *      NaNs) straight into the warp's words, after which the window moves to them. Every element's bits are ORed
- *      (sign bit flipped) into a word that says whether a term other than -0.0 was seen.
+ *      NaNs) into the warp's words or the thread's bins, after which the window moves to them. Every element's
+ *      bits are ORed (sign bit flipped) into a word that says whether a term other than -0.0 was seen.
  *   2. The warp's 68 words are in shared memory and take shared atomics, a 64-bit add as two 32-bit ones
  *      (warp_words): V when the window moves and when the walk ends (five limbs: four digits below 2^32 and a
- *      small signed top), a float64's or float32's missed element's three digits, and a bfloat16 thread's bins
- *      at its end (three limbs each). Each warp has its own words, so 32 lanes contend at most.
+ *      small signed top), a float64's missed element's three digits, a float32 thread's float64 bins every 64
+ *      misses and a bfloat16 thread's integer bins at its end (three limbs each). Each warp has its own words, so
+ *      32 lanes contend at most.
  *   3. At the block's end each word of the block total is, over the block's warps, the warp word's low digit plus
  *      the carry (floor(word / 2^32)) of the warp's word below (word 67 whole): the warps' words half-normalized and
  *      summed in one step, by threads 0..67. A grid of one block normalizes it (dr_exact_normalize, the host's carry
@@ -49,7 +50,7 @@
  *     negative total into 68 nonzero words.
  * Block and grid shapes: r->block threads (a power of two, 32..1024, so whole warps and every full-mask shuffle has
  * all 32 lanes), 544 bytes of dynamic shared memory per warp for its words (17 KiB at 1024 threads) and, for
- * bfloat16, 64 bytes per thread for its bins (81 KiB in all at 1024 threads); no early
+ * bfloat16, 64 bytes per thread for its bins (81 KiB in all at 1024 threads), for float32 88 (105 KiB); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
  * done-counter, then the grid's dr_exact_t (both zero before first use; the last block returns them to zero). No
  * cluster or bulk-copy path (yet): plans have cluster = 0 and bulk = 0. */
@@ -82,12 +83,14 @@ template <> struct family_of<dr_bf16_t> { static const int value = DR_XW_BF16; }
 /* The warp's words in shared memory, as exact_window.cuh's sink. A word is read as a signed 64-bit integer (after
  * the block's barrier) but added to as two 32-bit halves (dr_xw_add_halves): a 64-bit shared atomic is a
  * compare-and-swap loop on sm_90 (ATOMS.CAST.SPIN.64), which lanes adding to the same words retry, where a 32-bit
- * add is one ATOMS.ADD. The bins are the thread's column of shared memory after the words. */
+ * add is one ATOMS.ADD. The bins are the thread's column of shared memory after the words: bfloat16's integers,
+ * float32's float64s. */
 struct warp_words {
     unsigned long long *w;
-    long long *bins; /* bfloat16: the thread's bin 0; bin k at bins[k * stride] */
+    unsigned long long *bins; /* the thread's bin 0; bin k at bins[k * stride] */
     unsigned stride;
-    __host__ __device__ long long &bin(int k) const { return bins[k * stride]; }
+    __host__ __device__ long long &bin(int k) const { return reinterpret_cast<long long &>(bins[k * stride]); }
+    __host__ __device__ double &fbin(int k) const { return reinterpret_cast<double &>(bins[k * stride]); }
     __host__ __device__ void add(int i, long long v) const
     {
 #if defined(__CUDA_ARCH__)
@@ -195,8 +198,7 @@ __global__ void __launch_bounds__(1024)
      * touch 32 consecutive columns, so no two share a bank pair. In local memory instead (indexed at run time, they
      * cannot be registers), a first version ran spread data slower than with no bins at all: 2048 threads' bins
      * do not fit in the L1 cache. */
-    long long *s_bins = reinterpret_cast<long long *>(s_warp + nwarps * kWords);
-    const warp_words sink = {s_w, s_bins + threadIdx.x, blockDim.x};
+    const warp_words sink = {s_w, s_warp + nwarps * kWords + threadIdx.x, blockDim.x};
     dr_xw_t w;
     dr_xw_init<F>(w, sink);
     walk<In>(g_in, n, w, sink);
@@ -256,10 +258,12 @@ __global__ void __launch_bounds__(1024)
 
 size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 /* exact_kernel<In>'s dynamic shared memory: the words of each warp (17 KiB at 1024 threads), then the bins of
- * each thread (bfloat16: 64 KiB more at 1024 threads; two such blocks a multiprocessor still fit). */
+ * each thread (bfloat16: 64 KiB more at 1024 threads, float32: 88 KiB; two such blocks a multiprocessor still
+ * fit). */
 template <class In> size_t smem_bytes(int block)
 {
-    const size_t bins = (size_t)dr_xw_traits<family_of<In>::value>::kBins * block * sizeof(long long);
+    typedef dr_xw_traits<family_of<In>::value> T;
+    const size_t bins = (size_t)(T::kBins + T::kFBins) * block * sizeof(unsigned long long);
     return (size_t)(block / 32) * kWords * sizeof(unsigned long long) + bins;
 }
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }

@@ -37,10 +37,11 @@
  *
  *   A miss (an element outside the window, an infinity or a NaN, a float64, float32 or bfloat16 subnormal) is rare
  *   for most data, and nearly every element of data spread over more binades than a window holds. The round is
- *   spilled first; then float64 and float32 add each missed element straight into the warp's words (accum.h's
- *   dr_exact_split_f64: three digits), and bfloat16 puts its misses, unrolled and without a branch per element,
- *   into 8 integer bins of 32 binades each (dr_xw_round_binned), which go into the words at the thread's end;
- *   infinities and NaNs set flags. Then the window moves to the round's last finite miss (it becomes the window's
+ *   spilled first; then float64 adds each missed element straight into the warp's words (accum.h's
+ *   dr_exact_split_f64: three digits), float32 each into one of 11 float64 bins of 24 binades (dr_xw_fbin_add),
+ *   which go into the words at least every 64 misses, and bfloat16 puts its misses, unrolled and without a branch per
+ *   element, into 8 integer bins of 32 binades each (dr_xw_round_binned), which go into the words at the thread's
+ *   end; infinities and NaNs set flags. Then the window moves to the round's last finite miss (it becomes the window's
  *   top if it was above, its bottom if below), after V is flushed into the warp's words at the old position. So a
  *   round flushes at most once, and data whose exponents drift (sorted, or scaled by position) keep hitting.
  *
@@ -50,10 +51,11 @@
  * Bounds (the kernel gives a thread at most 2^23 + 10 elements: exact.cu): what V holds is a sum of elements in
  * V's unit, each below 2^92 of it (float64: 2^(span + 52); float32 family: 2^(span + kFrac) <= 2^48), so
  * |V| < 2^116 (float32 family: 2^72) and shifted by 31 it is below 2^147: the top limb is below 2^19 in magnitude.
- * A word of the warp's takes, per lane, at most one flush per round plus one direct add per element or bin plus
- * the last flush: fewer than 2^25 adds of less than 2^32, so with 32 lanes fewer than DR_EXACT_ADDS (2^30): no
- * word overflows. Words: pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001, float32's at 230, bfloat16's
- * at 215; the bins' top limbs reach word 38). */
+ * A word of the warp's takes, per lane, at most one flush per round plus one direct add per element or bin (a
+ * float64 bin's flush, every 64 misses, adds to a word from at most 4 bins) plus the last flush: fewer than 2^25
+ * adds of less than 2^32, so with 32 lanes fewer than DR_EXACT_ADDS (2^30): no word overflows. Words:
+ * pos / 32 + 4 <= 66 (float64's window tops out at lo = 2001, float32's at 230, bfloat16's at 215; the bins' top
+ * limbs reach word 38). */
 #ifndef DREDUCE_KERNELS_EXACT_WINDOW_CUH
 #define DREDUCE_KERNELS_EXACT_WINDOW_CUH
 
@@ -72,6 +74,7 @@
 #define DR_XW_TO_LL(a) __double2ll_rz(a)
 #define DR_XW_FUNNEL(lo, hi, s) __funnelshift_l(lo, hi, s)
 #define DR_XW_CTZ(x) (__ffs(x) - 1)
+#define DR_XW_POPC(x) __popc(x)
 #define DR_XW_UNROLL _Pragma("unroll")
 #else
 #define DR_XW_ADD(a, b) ((a) + (b))
@@ -81,6 +84,7 @@
 /* The high 32 bits of (hi:lo) << s, s in 0..31, as CUDA's __funnelshift_l. */
 #define DR_XW_FUNNEL(lo, hi, s) ((s) ? ((hi) << (s)) | ((lo) >> (32u - (s))) : (hi))
 #define DR_XW_CTZ(x) __builtin_ctz(x)
+#define DR_XW_POPC(x) __builtin_popcount(x)
 #define DR_XW_UNROLL
 #endif
 
@@ -101,6 +105,7 @@ template <> struct dr_xw_traits<DR_XW_F64> {
     static const int kBias = 1023, kFrac = 52, kExpInf = 0x7ff;
     static const int kElemBytes = 8;
     static const int kBins = 0;       /* no bins: a miss goes straight into the words */
+    static const int kFBins = 0;
 };
 template <> struct dr_xw_traits<DR_XW_F32> {
     static const int kSpan = 25;
@@ -111,8 +116,10 @@ template <> struct dr_xw_traits<DR_XW_F32> {
     static const int kLoInit = 115;   /* [2^-12, 2^13) */
     static const int kBias = 127, kFrac = 23, kExpInf = 0xff;
     static const int kElemBytes = 4;
-    static const int kBins = 0;       /* no bins (a float32 element's 24 bits would need them flushed every
-                                         2^8 elements, and the binned path spilled its hot loop: see below) */
+    static const int kBins = 0;       /* no integer bins: float64 ones (below) */
+    static const int kFBins = 11;     /* float64 bins of kFBinSpan binades, flushed every kFBinFlush misses */
+    static const int kFBinSpan = 24;
+    static const int kFBinFlush = 64;
 };
 /* bfloat16: float32's exponents with 7 fraction bits, so a round of 32 fits in 53 bits with a window of 40 binades
  * (data whose magnitudes spread over 2^40 never miss). */
@@ -124,6 +131,7 @@ template <> struct dr_xw_traits<DR_XW_BF16> : dr_xw_traits<DR_XW_F32> {
     static const int kFrac = 7;
     static const int kElemBytes = 2;
     static const int kBins = 8;       /* bins of 32 binades (below) */
+    static const int kFBins = 0;
 };
 /* float16: the window is every binade, fixed (kLoMax = 1): every finite float16 is a multiple of 2^-24 below 2^16,
  * so a round of 32 stays below 2^45 units and only infinities and NaNs miss. */
@@ -136,6 +144,7 @@ template <> struct dr_xw_traits<DR_XW_F16> : dr_xw_traits<DR_XW_F32> {
     static const int kBias = 15, kFrac = 10, kExpInf = 0x1f;
     static const int kElemBytes = 2;
     static const int kBins = 0;       /* only infinities and NaNs miss */
+    static const int kFBins = 0;
 };
 static_assert(dr_xw_traits<DR_XW_F64>::kSpan + dr_xw_traits<DR_XW_F64>::kSplit + 3 < 54, "float64: acc_l exact");
 static_assert(dr_xw_traits<DR_XW_F64>::kMaxRound < (1 << dr_xw_traits<DR_XW_F64>::kSplit) / 2 + 1,
@@ -155,13 +164,29 @@ static_assert(dr_xw_traits<DR_XW_F32>::kLoMax + dr_xw_traits<DR_XW_F32>::kSpan <
  * and significand m (8 bits, the implicit one included) is m 2^(e - 134); it goes into bin e / 32 as
  * m << (e mod 32), so bin k is in units of 2^(32 k - 134) and each term is below 2^40: the fewer than 2^24
  * elements a thread reads stay below 2^63, in any order. The bins go into the words once, at the thread's end
- * (dr_xw_bins_flush: three limbs each). float32 and float64 have none: a float32 term is 2^16 times larger, so its
- * bins would have to be flushed every 2^8 elements, and in the kernel its binned path, unrolled beside the hot
- * loop, spilled the loop (it ran at 23-44% of the bandwidth on random data, against 97% without); their misses go
- * straight into the words, at a few 32-bit shared atomics each. */
+ * (dr_xw_bins_flush: three limbs each).
+ *
+ * The float64 bins (float32): 11 float64s of the sink's (the same column) that take each missed finite element as
+ * it is found (dr_xw_fbin_add). Bin k takes the binades 24 k .. 24 k + 23, whose elements are multiples of
+ * u_k = 2^(max(24 k, 1) - 150) below 2^47 u_k (a subnormal: below 2^23 u_0), so up to 64 of them, and every partial
+ * sum of those, are integers in units of u_k below 2^53: float64 adds that never round. So before a round whose
+ * misses would take them past 64 terms (kFBinFlush), the bins written since the last flush go into the words
+ * (dr_xw_fbins_flush: each as an integer, in three limbs); a bin is not read before it is written after a flush, so
+ * none is zeroed. On the H200, float32 spread over every binade: 519 GB/s when each miss went straight into the
+ * words (three digits, a few 32-bit shared atomics each, which lanes contend for), 696 GB/s through these bins.
+ * Tried and not kept: the flush inside the misses' loop, at each 64th (336 GB/s); an unrolled pass over the round
+ * instead of the bit scan (983 GB/s, but random data fell from 94.6% of int32 sum's bandwidth to 86.8%); integer
+ * bins (a term is 2^16 times bfloat16's, so they too would need a flush every 2^8 elements), whose unrolled pass
+ * beside the hot loop ran random data at 23-44%.
+ * float64 has no bins: its 53-bit significands fit no small bin. */
 static_assert(dr_xw_traits<DR_XW_BF16>::kFrac + 32 + 24 <= 63, "a bin's sum fits in 63 bits");
 static_assert(dr_xw_traits<DR_XW_BF16>::kBins * 32 > 254, "every finite binade has a bin");
-enum { DR_XW_MAX_BINS = 8 };
+static_assert((dr_xw_traits<DR_XW_F32>::kFrac + 1 + dr_xw_traits<DR_XW_F32>::kFBinSpan - 1) +
+                      6 /* log2 kFBinFlush */ <= 53 && dr_xw_traits<DR_XW_F32>::kFBinFlush == 64,
+              "64 float64-bin terms sum exactly");
+static_assert(dr_xw_traits<DR_XW_F32>::kFBins * dr_xw_traits<DR_XW_F32>::kFBinSpan > 254,
+              "every finite binade has a float64 bin");
+enum { DR_XW_MAX_BINS = 11 }; /* of either kind */
 
 /* A thread's state. */
 struct dr_xw_t {
@@ -174,6 +199,8 @@ struct dr_xw_t {
     double acc_h, acc_l;     /* the round's sums (float32 family: two chains of the same unit) */
     uint32_t nonneg0;        /* nonzero once an element other than -0.0 was seen */
     uint32_t flags;          /* DR_EXACT_NAN / POS_INF / NEG_INF */
+    uint32_t fbins_written;  /* float32: bit k, float64 bin k holds a value written since the last flush */
+    uint32_t fbin_terms;     /* float32: terms in the float64 bins since the last flush */
 };
 
 /* 2^k as a float64, k in -1022..1023. */
@@ -204,6 +231,7 @@ template <int Family, class Sink> DR_HD void dr_xw_init(dr_xw_t &w, const Sink &
     w.acc_h = w.acc_l = 0.0;
     w.nonneg0 = 0;
     w.flags = 0;
+    w.fbins_written = w.fbin_terms = 0;
     for (int k = 0; k < dr_xw_traits<Family>::kBins; ++k) sink.bin(k) = 0;
     dr_xw_set_window<Family>(w, dr_xw_traits<Family>::kLoInit);
 }
@@ -282,6 +310,19 @@ template <int Family, class Sink> DR_HD void dr_xw_flush(dr_xw_t &w, const Sink 
     if (r3) sink.add(k + 3, (long long)r3);
     if (r4) sink.add(k + 4, (long long)(int32_t)r4); /* the signed top limb */
     w.v0 = w.v1 = w.v2 = w.v3 = 0;
+}
+
+/* v 2^(p - 1074) into the words, as accum.h's dr_exact_add_scaled: three limbs, two digits below 2^32 and a signed
+ * top (v's bits from 64 - (p mod 32) up, the sign along: below 2^31 in magnitude), each nonzero one a sink.add. */
+template <class Sink> DR_HD void dr_xw_add_scaled(long long v, int p, const Sink &sink)
+{
+    const int i = p >> 5;
+    const uint32_t s = (uint32_t)p & 31u;
+    const uint64_t lo = (uint64_t)v << s;
+    const long long hi = s ? v >> (64 - s) : v >> 63; /* arithmetic: floor(v 2^s / 2^64) */
+    if ((uint32_t)lo) sink.add(i, (long long)(uint32_t)lo);
+    if ((uint32_t)(lo >> 32)) sink.add(i + 1, (long long)(uint32_t)(lo >> 32));
+    if (hi) sink.add(i + 2, hi);
 }
 
 /* A missed element, widened to float64 (exactly), straight into the words; infinities and NaNs set flags. */
@@ -412,14 +453,51 @@ template <int Family> DR_HD double dr_xw_widen(uint64_t u)
     else return (double)dr_bits_to_f32((uint32_t)u);
 }
 
-/* A missed element of float64 or float16 (lane bits u), once the round's hits are in and the window has not moved
- * since they were tried: an infinity or a NaN sets its flag; a finite element goes straight into the words (three
- * digits), and *last becomes its biased exponent (the window moves there at the round's end, dr_xw_rebase). */
+/* The float64 bins written since the last flush into the words (bin k, in units of its u_k, an integer below
+ * 2^53), and none written. */
+template <int Family, class Sink> DR_HD void dr_xw_fbins_flush(dr_xw_t &w, const Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    for (uint32_t left = w.fbins_written; left; left &= left - 1) {
+        const int k = DR_XW_CTZ(left);
+        const int e = k ? T::kFBinSpan * k : 1;                 /* u_k is binade e's unit */
+        const int unit = e - T::kBias - T::kFrac;               /* log2 u_k */
+        const long long c = DR_XW_TO_LL(DR_XW_MUL(sink.fbin(k), dr_xw_pow2(-unit))); /* exact: a power of two */
+        dr_xw_add_scaled(c, unit + 1074, sink);
+    }
+    w.fbins_written = 0;
+    w.fbin_terms = 0;
+}
+
+/* A missed finite float32 (its bits b) into its float64 bin (the bins above). The caller flushes the bins before
+ * they would hold more than kFBinFlush terms (dr_xw_round_misses: before a round's misses, outside their loop). */
+template <int Family, class Sink> DR_HD void dr_xw_fbin_add(dr_xw_t &w, uint32_t b, const Sink &sink)
+{
+    typedef dr_xw_traits<Family> T;
+    const int k = (int)((b >> 23) & 0xffu) / T::kFBinSpan;
+    const uint32_t bit = 1u << k;
+    const double x = (double)dr_bits_to_f32(b);
+    double &bin = sink.fbin(k);
+    bin = (w.fbins_written & bit) ? DR_XW_ADD(bin, x) : x;
+    w.fbins_written |= bit;
+    ++w.fbin_terms;
+}
+
+/* A missed element of float64 or float32 (lane bits u), once the round's hits are in and the window has not moved
+ * since they were tried: an infinity or a NaN sets its flag; a finite element goes straight into the words (float64:
+ * three digits) or into its float64 bin (float32), and *last becomes its biased exponent (the window moves there at
+ * the round's end, dr_xw_rebase). */
 template <int Family, class Sink> DR_HD void dr_xw_miss(dr_xw_t &w, uint64_t u, int *last, const Sink &sink)
 {
     typedef dr_xw_traits<Family> T;
     const int e = (int)((Family == DR_XW_F64 ? u >> 32 : u) >> T::kExpShift) & T::kExpInf;
     if (e != T::kExpInf) *last = e;
+    if constexpr (T::kFBins != 0) {
+        if (e != T::kExpInf) {
+            dr_xw_fbin_add<Family>(w, (uint32_t)u, sink);
+            return;
+        }
+    }
     dr_xw_add_direct(w, dr_xw_widen<Family>(u), sink);
 }
 
@@ -465,24 +543,14 @@ template <int Family, int N> DR_HD bool dr_xw_round_fast(dr_xw_t &w, const uint4
     return fits;
 }
 
-/* The bins into the words (each nonzero one, at 2^(32 k - kBias - kFrac), as three limbs: two digits below 2^32
- * and a signed top, as dr_xw_flush's), and back to zero. */
+/* The bins into the words (each nonzero one, at 2^(32 k - kBias - kFrac)), and back to zero. */
 template <int Family, class Sink> DR_HD void dr_xw_bins_flush(dr_xw_t &w, const Sink &sink)
 {
     typedef dr_xw_traits<Family> T;
     constexpr int kPos = 1074 - T::kBias - T::kFrac; /* bin 0's unit, in units of 2^-1074 */
-    constexpr int kShift = kPos & 31;
-    static_assert(kShift > 0, "the top limb's shift below");
     for (int k = 0; k < T::kBins; ++k) {
         long long &bin = sink.bin(k);
-        const long long b = bin;
-        if (!b) continue;
-        const uint64_t lo = (uint64_t)b << kShift;
-        const long long hi = b >> (64 - kShift); /* arithmetic: the sign comes along; below 2^11 in magnitude */
-        const int word = (kPos >> 5) + k;
-        if ((uint32_t)lo) sink.add(word, (long long)(uint32_t)lo);
-        if ((uint32_t)(lo >> 32)) sink.add(word + 1, (long long)(uint32_t)(lo >> 32));
-        if (hi) sink.add(word + 2, hi);
+        if (bin) dr_xw_add_scaled(bin, kPos + 32 * k, sink);
         bin = 0;
     }
 }
@@ -556,6 +624,10 @@ template <int Family, int N, class Sink>
 DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, const Sink &sink)
 {
     int last = -1; /* the last finite missed element's exponent */
+    if constexpr (dr_xw_traits<Family>::kFBins != 0) {
+        if (w.fbin_terms + (uint32_t)DR_XW_POPC(left) > (uint32_t)dr_xw_traits<Family>::kFBinFlush)
+            dr_xw_fbins_flush<Family>(w, sink);
+    }
     while (left) {
         const int b = DR_XW_CTZ(left);
         left &= left - 1;
@@ -627,6 +699,7 @@ template <int Family, int N, class Sink> DR_HD void dr_xw_add_vectors(dr_xw_t &w
 template <int Family, class Sink> DR_HD void dr_xw_finish(dr_xw_t &w, const Sink &sink)
 {
     if constexpr (dr_xw_traits<Family>::kBins != 0) dr_xw_bins_flush<Family>(w, sink);
+    if constexpr (dr_xw_traits<Family>::kFBins != 0) dr_xw_fbins_flush<Family>(w, sink);
     dr_xw_flush<Family>(w, sink);
 }
 

@@ -16,6 +16,7 @@
 struct host_words {
     int64_t w[DR_EXACT_WORDS];
     long long bins[DR_XW_MAX_BINS]; /* poisoned: dr_xw_init must zero them */
+    double fbins[DR_XW_MAX_BINS];   /* poisoned with NaN: a bin must be written before it is read */
     long adds;
     __host__ __device__ void add(int i, long long v) /* host only; __device__ for exact_window.cuh's signature */
     {
@@ -38,6 +39,7 @@ struct host_sink {
     host_words *h;
     __host__ __device__ void add(int i, long long v) const { h->add(i, v); }
     __host__ __device__ long long &bin(int k) const { return h->bins[k]; }
+    __host__ __device__ double &fbin(int k) const { return h->fbins[k]; }
 };
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -156,7 +158,7 @@ struct thread_check {
     template <int F> void start()
     {
         memset(&sink, 0, sizeof sink);
-        for (int k = 0; k < DR_XW_MAX_BINS; ++k) sink.bins[k] = 0x5a5a5a5a5a5a5a5all;
+        for (int k = 0; k < DR_XW_MAX_BINS; ++k) sink.bins[k] = 0x5a5a5a5a5a5a5a5all, sink.fbins[k] = NAN;
         const host_sink handle = {&sink};
         dr_xw_init<F>(w, handle);
         dr_exact_zero(&ref);
@@ -244,14 +246,15 @@ template <int F> static int family_cases(const char *name)
         fprintf(stderr, "FAIL %s: %ld misses of %ld on near-one data (the window should hold it)\n", name, misses, n / 2);
         ++fails;
     }
-    /* Spread data (every binade): almost every element misses. bfloat16 puts its misses in bins, so the words
-     * take a flush (5 adds) a round, about 0.15 an element; float64's and float32's misses take 3 adds each. */
+    /* Spread data (every binade): almost every element misses. bfloat16 and float32 put their misses in bins, so
+     * the words take a flush (5 adds) a round, about 0.15 (bfloat16) or 0.3 (float32) an element, and float32's
+     * float64 bins about 30 every 64 misses; float64's misses take 3 adds each. */
     long adds = 0;
     const long nw = 20000;
     fails += run_stream<F>(P_WIDE, nw, NULL, &adds);
-    const bool binned = dr_xw_traits<F>::kBins != 0;
+    const bool binned = dr_xw_traits<F>::kBins + dr_xw_traits<F>::kFBins != 0;
     printf("%-9s spread over every binade: %ld word adds for %ld elements\n", name, adds, nw);
-    if (binned && adds * 2 > nw) {
+    if (binned && adds >= nw) { /* straight into the words, nearly 3 an element */
         fprintf(stderr, "FAIL %s: %ld word adds for %ld spread elements (the bins should take the misses)\n", name,
                 adds, nw);
         ++fails;
@@ -351,6 +354,42 @@ static int bin_bound(void)
     return !ok;
 }
 
+/* float32's float64 bins at their bound, each bin and both signs: kFBinFlush - 1 terms of the largest magnitude of
+ * the bin's top binade, then the smallest of its lowest (bin 0: the smallest subnormal), through dr_xw_fbin_add, then
+ * the flush: the last term's unit survives only if no add rounded (2 kFBinFlush terms a flush, or 25 binades a bin,
+ * would lose it). Then the words must equal the reference. */
+static int fbin_bound(void)
+{
+    const int F = DR_XW_F32;
+    typedef dr_xw_traits<F> T;
+    int fails = 0;
+    for (int k = 0; k < T::kFBins; ++k)
+        for (uint32_t sign = 0; sign < 2; ++sign) {
+            thread_check c;
+            c.start<F>();
+            const host_sink sink = {&c.sink};
+            c.w.nonneg0 = 1;
+            const uint32_t lo = (uint32_t)(T::kFBinSpan * k);
+            const uint32_t top = lo + T::kFBinSpan - 1 < 254 ? lo + T::kFBinSpan - 1 : 254; /* the last bin's */
+            const uint32_t big = sign << 31 | top << 23 | 0x7fffffu;
+            const uint32_t small = k ? lo << 23 : 1u; /* positive: the other sign's unit */
+            for (int i = 0; i < T::kFBinFlush; ++i) {
+                const uint32_t b = i == T::kFBinFlush - 1 ? small : big;
+                dr_exact_add_f64(&c.ref, (double)dr_bits_to_f32(b));
+                dr_xw_fbin_add<F>(c.w, b, sink);
+            }
+            dr_xw_finish<F>(c.w, sink);
+            long long got, want;
+            if (c.difference(&got, &want) >= 0) {
+                fprintf(stderr, "FAIL float64 bin %d (binades %u..%u), sign %u: words differ\n", k, lo, top, sign);
+                ++fails;
+            }
+        }
+    printf("float32   float64 bins at their bound (%d bins x 2 signs, %d terms): %s\n", T::kFBins, T::kFBinFlush,
+           fails ? "FAILED" : "equal");
+    return fails;
+}
+
 /* Long streams at the window's top: V grows to its largest, the flush's top limb is exercised. */
 static int long_stream(void)
 {
@@ -381,6 +420,7 @@ int main(void)
     fails += family_cases<DR_XW_BF16>("bfloat16");
     fails += long_stream();
     fails += bin_bound();
+    fails += fbin_bound();
     fails += halves();
     printf(fails ? "test_exact_window: %d FAILED\n" : "test_exact_window: all equal\n", fails);
     return fails ? 1 : 0;
