@@ -59,7 +59,7 @@ static const char usage_text[] =
     "      --bind B         auto (default): bind each rank's CPUs and memory near its GPU | none\n"
     "      --share-gpus     allow more ranks on a node than GPUs (ranks share GPUs round-robin)\n"
     "      --timeout S      seconds a rank may wait in one collective before it names the level and ends the\n"
-    "                       job (default 300; 0: wait forever)\n"
+    "                       job, and in MPI_Finalize before it exits (default 300; 0: wait forever)\n"
     "\n"
     "Output:\n"
     "      --format F       table (default) | json | csv\n"

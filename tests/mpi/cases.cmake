@@ -70,6 +70,19 @@ set_tests_properties(mpi_determinism_can_fail_flat mpi_determinism_can_fail_hier
                      ENVIRONMENT "${DR_TEST_ENV};DREDUCE_TEST_FLIP_CALL=2")
 set_tests_properties(mpi_determinism_flaky_unset PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
 
+# A hung MPI_Finalize does not hang the program: dreduce_stuck_finalize is the program with tests/mpi/stuck_finalize.c
+# linked in, whose MPI_Finalize never returns. After --timeout seconds in it, the run (already verified and reported)
+# exits with its own status and one warning. A singleton, as the one hang CI has seen.
+add_executable(dreduce_stuck_finalize ${PROJECT_SOURCE_DIR}/src/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stuck_finalize.c)
+target_include_directories(dreduce_stuck_finalize PRIVATE $<TARGET_PROPERTY:dreduce,INCLUDE_DIRECTORIES>)
+target_compile_definitions(dreduce_stuck_finalize PRIVATE $<TARGET_PROPERTY:dreduce,COMPILE_DEFINITIONS>)
+target_link_libraries(dreduce_stuck_finalize PRIVATE libdreduce)
+target_compile_options(dreduce_stuck_finalize PRIVATE ${DR_C_WARNINGS})
+add_test(NAME mpi_finalize_stuck
+         COMMAND bash ${DR_EXPECT} --also "^dreduce: warning: MPI_Finalize did not return within 2 s" 0
+                 "verification: passed" $<TARGET_FILE:dreduce_stuck_finalize> --device cpu -n 1000 --timeout 1.5)
+set_tests_properties(mpi_finalize_stuck PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
+
 # Bad input that needs several ranks (docs/reliability.md, "Bad input"): options that differ across ranks (MPMD,
 # both values named), a bad option on one rank or on every rank, weak-scaling overflow, an unwritable --output on
 # rank 0. Every rank exits 2, the message is printed exactly once, no report.
