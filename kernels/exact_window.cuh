@@ -117,7 +117,8 @@ template <> struct dr_xw_traits<DR_XW_F32> {
     static const int kBias = 127, kFrac = 23, kExpInf = 0xff;
     static const int kElemBytes = 4;
     static const int kBins = 0;       /* no integer bins: float64 ones (below) */
-    static const int kFBins = 11;     /* float64 bins of kFBinSpan binades, flushed every kFBinFlush misses */
+    static const int kFBins = 11;     /* float64 bins of kFBinSpan binades, flushed before a round's misses would
+                                         take them past kFBinFlush terms */
     static const int kFBinSpan = 24;
     static const int kFBinFlush = 64;
 };
@@ -619,7 +620,8 @@ DR_HD void dr_xw_round_binned(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
 }
 
 /* The misses of a round (bit b of `left`: element b missed), once its hits are in and spilled (the window
- * unchanged since): each straight into the words, then the window moves to the last finite one. */
+ * unchanged since): each into the words (float64) or its float64 bin (float32, the bins flushed first if this
+ * round's misses would take them past kFBinFlush terms), then the window moves to the last finite one. */
 template <int Family, int N, class Sink>
 DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, const Sink &sink)
 {
