@@ -434,9 +434,10 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
 }
 
 /* MPI_Finalize under the --timeout. When the program finalizes, the run is over and its status known, but
- * MPI_Finalize can still block (once in CI: an Open MPI 4.1 singleton under ASan printed its usage error and then
- * never exited), and nothing may hang. So an alarm armed around it writes one warning and exits with the run's
- * status; the message is formatted beforehand, as a signal handler may only write and _exit. */
+ * MPI_Finalize can still block (once in CI, an Open MPI 4.1 singleton under ASan printed its usage error and then
+ * did not exit within the test's 60 s; the cause is unknown), and nothing may hang. So an alarm armed around it
+ * writes one warning and exits with the run's status; the message is formatted beforehand, as a signal handler may
+ * only write and _exit. SIGALRM is unblocked for it, in case the launcher started the process with it blocked. */
 static char finalize_msg[192];
 static size_t finalize_msg_len;
 static volatile sig_atomic_t finalize_status;
@@ -469,7 +470,10 @@ static void finalize_within(double timeout_s, dr_status_t s)
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = finalize_overdue;
         sigemptyset(&sa.sa_mask);
-        if (sigaction(SIGALRM, &sa, NULL) == 0) alarm(seconds);
+        sigset_t alrm;
+        sigemptyset(&alrm);
+        sigaddset(&alrm, SIGALRM);
+        if (sigaction(SIGALRM, &sa, NULL) == 0 && sigprocmask(SIG_UNBLOCK, &alrm, NULL) == 0) alarm(seconds);
     }
     MPI_Finalize();
     if (seconds) alarm(0);

@@ -81,7 +81,12 @@ target_compile_options(dreduce_stuck_finalize PRIVATE ${DR_C_WARNINGS})
 add_test(NAME mpi_finalize_stuck
          COMMAND bash ${DR_EXPECT} --also "^dreduce: warning: MPI_Finalize did not return within 2 s" 0
                  "verification: passed" $<TARGET_FILE:dreduce_stuck_finalize> --device cpu -n 1000 --timeout 1.5)
-set_tests_properties(mpi_finalize_stuck PROPERTIES LABELS mpi TIMEOUT 120 ENVIRONMENT "${DR_TEST_ENV}")
+# ...and with the run's own status: a usage error (2; its message and the warning are two lines, so not expect.sh)
+add_test(NAME mpi_finalize_stuck_usage
+         COMMAND sh -c "\"$0\" --timeout 1 --type float32 --data const:1.5x 2>&1 | grep -q 'MPI_Finalize did not return within 1 s' && \"$0\" --timeout 1 --type float32 --data const:1.5x 2>/dev/null; test $? -eq 2"
+                 $<TARGET_FILE:dreduce_stuck_finalize>)
+set_tests_properties(mpi_finalize_stuck mpi_finalize_stuck_usage PROPERTIES LABELS mpi TIMEOUT 120
+                     ENVIRONMENT "${DR_TEST_ENV}")
 
 # Bad input that needs several ranks (docs/reliability.md, "Bad input"): options that differ across ranks (MPMD,
 # both values named), a bad option on one rank or on every rank, weak-scaling overflow, an unwritable --output on
