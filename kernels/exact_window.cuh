@@ -38,10 +38,10 @@
  *   A miss (an element outside the window, an infinity or a NaN, a float64, float32 or bfloat16 subnormal) is rare
  *   for most data, and nearly every element of data spread over more binades than a window holds. The round is
  *   spilled first; then float64 adds each missed element straight into the warp's words (accum.h's
- *   dr_exact_split_f64: three digits), float32 each into one of 11 float64 bins of 24 binades (dr_xw_fbin_add),
- *   which go into the words at least every 64 misses, and bfloat16 puts its misses, unrolled and without a branch per
- *   element, into 8 integer bins of 32 binades each (dr_xw_round_binned), which go into the words at the thread's
- *   end; infinities and NaNs set flags. Then the window moves to the round's last finite miss (it becomes the window's
+ *   dr_exact_split_f64: three digits), float32 each into one of 11 float64 bins of 24 binades (dr_xw_fbin_add, in
+ *   an unrolled pass over the round, dr_xw_round_fbinned), which go into the words at least every 64 misses, and
+ *   bfloat16 puts its misses, unrolled and without a branch per element, into 8 integer bins of 32 binades each
+ *   (dr_xw_round_binned), which go into the words at the thread's end; infinities and NaNs set flags. Then the window moves to the round's last finite miss (it becomes the window's
  *   top if it was above, its bottom if below), after V is flushed into the warp's words at the old position. So a
  *   round flushes at most once, and data whose exponents drift (sorted, or scaled by position) keep hitting.
  *
@@ -471,7 +471,7 @@ template <int Family, class Sink> DR_HD void dr_xw_fbins_flush(dr_xw_t &w, const
 }
 
 /* A missed finite float32 (its bits b) into its float64 bin (the bins above). The caller flushes the bins before
- * they would hold more than kFBinFlush terms (dr_xw_round_misses: before a round's misses, outside their loop). */
+ * they would hold more than kFBinFlush terms (dr_xw_round_fbinned: before a round's misses, outside their loop). */
 template <int Family, class Sink> DR_HD void dr_xw_fbin_add(dr_xw_t &w, uint32_t b, const Sink &sink)
 {
     typedef dr_xw_traits<Family> T;
@@ -484,21 +484,15 @@ template <int Family, class Sink> DR_HD void dr_xw_fbin_add(dr_xw_t &w, uint32_t
     ++w.fbin_terms;
 }
 
-/* A missed element of float64 or float32 (lane bits u), once the round's hits are in and the window has not moved
- * since they were tried: an infinity or a NaN sets its flag; a finite element goes straight into the words (float64:
- * three digits) or into its float64 bin (float32), and *last becomes its biased exponent (the window moves there at
- * the round's end, dr_xw_rebase). */
+/* A missed float64 element (lane bits u), once the round's hits are in and the window has not moved since they
+ * were tried: an infinity or a NaN sets its flag; a finite element goes straight into the words (three digits), and
+ * *last becomes its biased exponent (the window moves there at the round's end, dr_xw_rebase). */
 template <int Family, class Sink> DR_HD void dr_xw_miss(dr_xw_t &w, uint64_t u, int *last, const Sink &sink)
 {
+    static_assert(Family == DR_XW_F64, "float32's misses go into its bins (dr_xw_round_fbinned)");
     typedef dr_xw_traits<Family> T;
-    const int e = (int)((Family == DR_XW_F64 ? u >> 32 : u) >> T::kExpShift) & T::kExpInf;
+    const int e = (int)((u >> 32) >> T::kExpShift) & T::kExpInf;
     if (e != T::kExpInf) *last = e;
-    if constexpr (T::kFBins != 0) {
-        if (e != T::kExpInf) {
-            dr_xw_fbin_add<Family>(w, (uint32_t)u, sink);
-            return;
-        }
-    }
     dr_xw_add_direct(w, dr_xw_widen<Family>(u), sink);
 }
 
@@ -619,17 +613,12 @@ DR_HD void dr_xw_round_binned(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
     if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
 }
 
-/* The misses of a round (bit b of `left`: element b missed), once its hits are in and spilled (the window
- * unchanged since): each into the words (float64) or its float64 bin (float32, the bins flushed first if this
- * round's misses would take them past kFBinFlush terms), then the window moves to the last finite one. */
+/* float64's misses (bit b of `left`: element b missed), once the round's hits are in and spilled (the window
+ * unchanged since): each into the words, then the window moves to the last finite one. */
 template <int Family, int N, class Sink>
 DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, const Sink &sink)
 {
     int last = -1; /* the last finite missed element's exponent */
-    if constexpr (dr_xw_traits<Family>::kFBins != 0) {
-        if (w.fbin_terms + (uint32_t)DR_XW_POPC(left) > (uint32_t)dr_xw_traits<Family>::kFBinFlush)
-            dr_xw_fbins_flush<Family>(w, sink);
-    }
     while (left) {
         const int b = DR_XW_CTZ(left);
         left &= left - 1;
@@ -638,10 +627,39 @@ DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, co
     if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
 }
 
-/* A round of float64 or float32, element by element: the elements that fit are added without a branch; then the
- * spill; then, if any missed, the misses one by one, and the window moves to the last finite one. */
+/* float32's misses (bit b of `left`), once the round's hits are in and spilled: unrolled, each finite one into its
+ * float64 bin with no compare-and-select to find it and no branch of its own, infinities and NaNs flagged after;
+ * then the window moves to the last finite one. */
 template <int Family, int N, class Sink>
-DR_HD void dr_xw_round_elements(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+DR_HD void dr_xw_round_fbinned(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, const Sink &sink)
+{
+    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
+    if (w.fbin_terms + (uint32_t)DR_XW_POPC(left) > (uint32_t)dr_xw_traits<Family>::kFBinFlush)
+        dr_xw_fbins_flush<Family>(w, sink);
+    int last = -1;
+    bool special = false;
+    DR_XW_UNROLL
+    for (int u = 0; u < N; ++u) {
+        const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
+        DR_XW_UNROLL
+        for (int j = 0; j < kVec; ++j) {
+            const uint32_t b = (uint32_t)dr_xw_lane<Family>(words, j);
+            const uint32_t e = (b >> 23) & 0xffu;
+            const bool miss = (left >> (u * kVec + j)) & 1u;
+            special |= miss && e == 0xffu;
+            if (miss && e != 0xffu) {
+                last = (int)e;
+                dr_xw_fbin_add<Family>(w, b, sink);
+            }
+        }
+    }
+    if (special) dr_xw_round_specials<Family>(w, v, sink);
+    if (last >= 0) dr_xw_rebase<Family>(w, last, sink);
+}
+
+/* A round of float64 or float32, first pass: the elements that fit are added without a branch, then the spill.
+ * Returns whether every element fit (else dr_xw_round_missed takes the rest, the window not moved since). */
+template <int Family, int N> DR_HD bool dr_xw_round_hits(dr_xw_t &w, const uint4 (&v)[N])
 {
     constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
     bool all_fit = true;
@@ -652,8 +670,16 @@ DR_HD void dr_xw_round_elements(dr_xw_t &w, const uint4 (&v)[N], const Sink &sin
         for (int j = 0; j < kVec; ++j) all_fit &= dr_xw_try<Family>(w, dr_xw_lane<Family>(words, j));
     }
     dr_xw_spill<Family>(w);
-    if (all_fit) return;
-    uint32_t left = 0; /* the misses, one bit each (the window has not moved since they were tried) */
+    return all_fit;
+}
+
+/* The second pass of a round that dr_xw_round_hits says missed: the misses, one bit each (float64: one by one into
+ * the words; float32: dr_xw_round_fbinned), and the window moves to the last finite one. */
+template <int Family, int N, class Sink>
+DR_HD void dr_xw_round_missed(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
+    uint32_t left = 0;
     DR_XW_UNROLL
     for (int u = 0; u < N; ++u) {
         const uint32_t words[4] = {v[u].x, v[u].y, v[u].z, v[u].w};
@@ -661,7 +687,15 @@ DR_HD void dr_xw_round_elements(dr_xw_t &w, const uint4 (&v)[N], const Sink &sin
         for (int j = 0; j < kVec; ++j)
             left |= (dr_xw_fits<Family>(w, dr_xw_lane<Family>(words, j)) ? 0u : 1u) << (u * kVec + j);
     }
-    dr_xw_round_misses<Family>(w, v, left, sink);
+    if constexpr (Family == DR_XW_F32) dr_xw_round_fbinned<Family>(w, v, left, sink);
+    else dr_xw_round_misses<Family>(w, v, left, sink);
+}
+
+/* A round of float64 or float32, element by element: both passes. */
+template <int Family, int N, class Sink>
+DR_HD void dr_xw_round_elements(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
+{
+    if (!dr_xw_round_hits<Family>(w, v)) dr_xw_round_missed<Family>(w, v, sink);
 }
 
 /* A round of float16 or bfloat16 that failed dr_xw_round_fast's test (outside the kernel's hot loop). bfloat16:
