@@ -41,9 +41,10 @@
  *   dr_exact_split_f64: three digits), float32 each into one of 11 float64 bins of 24 binades (dr_xw_fbin_add, in
  *   an unrolled pass over the round, dr_xw_round_fbinned), which go into the words at least every 64 misses, and
  *   bfloat16 puts its misses, unrolled and without a branch per element, into 8 integer bins of 32 binades each
- *   (dr_xw_round_binned), which go into the words at the thread's end; infinities and NaNs set flags. Then the window moves to the round's last finite miss (it becomes the window's
- *   top if it was above, its bottom if below), after V is flushed into the warp's words at the old position. So a
- *   round flushes at most once, and data whose exponents drift (sorted, or scaled by position) keep hitting.
+ *   (dr_xw_round_binned), which go into the words at the thread's end; infinities and NaNs set flags. Then the
+ *   window moves to the round's last finite miss (it becomes the window's top if it was above, its bottom if
+ *   below), after V is flushed into the warp's words at the old position. So a round flushes at most once, and
+ *   data whose exponents drift (sorted, or scaled by position) keep hitting.
  *
  *   A flush (dr_xw_flush) shifts V by pos mod 32 into five 32-bit limbs and adds them into words pos / 32 .. + 4:
  *   four digits below 2^32 and a signed top limb.
@@ -173,12 +174,14 @@ static_assert(dr_xw_traits<DR_XW_F32>::kLoMax + dr_xw_traits<DR_XW_F32>::kSpan <
  * sum of those, are integers in units of u_k below 2^53: float64 adds that never round. So before a round whose
  * misses would take them past 64 terms (kFBinFlush), the bins written since the last flush go into the words
  * (dr_xw_fbins_flush: each as an integer, in three limbs); a bin is not read before it is written after a flush, so
- * none is zeroed. On the H200, float32 spread over every binade: 519 GB/s when each miss went straight into the
- * words (three digits, a few 32-bit shared atomics each, which lanes contend for), 696 GB/s through these bins.
- * Tried and not kept: the flush inside the misses' loop, at each 64th (336 GB/s); an unrolled pass over the round
- * instead of the bit scan (983 GB/s, but random data fell from 94.6% of int32 sum's bandwidth to 86.8%); integer
- * bins (a term is 2^16 times bfloat16's, so they too would need a flush every 2^8 elements), whose unrolled pass
- * beside the hot loop ran random data at 23-44%.
+ * none is zeroed. The misses are found by an unrolled pass over the round (dr_xw_round_fbinned), which the kernel
+ * runs outside its hot loop. On the H200, float32 spread over every binade: 519 GB/s when each miss went straight
+ * into the words (three digits, a few 32-bit shared atomics each, which lanes contend for), 696 GB/s through these
+ * bins found by a bit scan, 946 GB/s by the unrolled pass outside the loop (session 17; inside it, random data fell
+ * from 94.6% of int32 sum's bandwidth to 86.8%). Tried and not kept: the flush inside the misses' loop, at each
+ * 64th (336 GB/s); integer bins (a term is 2^16 times bfloat16's, so they too would need a flush every 2^8
+ * elements), whose unrolled pass beside the hot loop ran random data at 23-44% (slower at 2^30: perhaps the lane
+ * split that session 17 found, see exact.cu's walk).
  * float64 has no bins: its 53-bit significands fit no small bin. */
 static_assert(dr_xw_traits<DR_XW_BF16>::kFrac + 32 + 24 <= 63, "a bin's sum fits in 63 bits");
 static_assert(dr_xw_traits<DR_XW_BF16>::kBins * 32 > 254, "every finite binade has a bin");
@@ -583,8 +586,9 @@ DR_HD void dr_xw_round_specials(dr_xw_t &w, const uint4 (&v)[N], const Sink &sin
  * element: each that fits the window is added to the round's accumulators, each finite one that does not goes
  * into its bin (an add predicated on the miss), then the spill, and the window moves to the last finite miss. So
  * data spread over more binades than the window holds, whose every round fails, cost some 20 instructions an
- * element (809 GB/s on the H200, against 163 when each miss went into the words: its digits' shared-memory
- * atomics, which lanes contend for, and a compare-and-select over the round's words to find it). */
+ * element (809 GB/s on the H200 when written, 870 in session 16's runs, against 163 when each miss went into the
+ * words: its digits' shared-memory atomics, which lanes contend for, and a compare-and-select over the round's
+ * words to find it). */
 template <int Family, int N, class Sink>
 DR_HD void dr_xw_round_binned(dr_xw_t &w, const uint4 (&v)[N], const Sink &sink)
 {
@@ -633,6 +637,7 @@ DR_HD void dr_xw_round_misses(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, co
 template <int Family, int N, class Sink>
 DR_HD void dr_xw_round_fbinned(dr_xw_t &w, const uint4 (&v)[N], uint32_t left, const Sink &sink)
 {
+    static_assert(Family == DR_XW_F32, "float32's bins");
     constexpr int kVec = 16 / dr_xw_traits<Family>::kElemBytes;
     if (w.fbin_terms + (uint32_t)DR_XW_POPC(left) > (uint32_t)dr_xw_traits<Family>::kFBinFlush)
         dr_xw_fbins_flush<Family>(w, sink);
