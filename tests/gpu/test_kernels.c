@@ -18,7 +18,7 @@
  *                               each input, workspace and result is its own allocation of exactly the size the
  *                               contract names, so an access one element past any of them is out of bounds (see
  *                               boundary()); --kernel runs one kernel (a level's name, multipass or
- *                               multipass-bulk) instead of all
+ *                               multipass-bulk) instead of all, or the exact sums alone (exact)
  *   test_kernels --plant short-result | unzeroed-work
  *                               one multipass reduction that breaks launch.h's contract on purpose (a result buffer
  *                               one byte short; a workspace never zeroed), to show that memcheck and initcheck
@@ -932,10 +932,19 @@ static int exact_run(exact_bufs_t *b, const row_t *row, int block, const void *d
 }
 
 /* The data of the matrix. */
-enum { EX_NORMAL, EX_OUTLIERS, EX_WIDE, EX_TINY, EX_HUGE, EX_NEG_ZERO, EX_ZEROS, EX_SPECIALS, EX_COUNT };
+enum {
+    EX_NORMAL, EX_OUTLIERS, EX_FEW_OUTLIERS, EX_WIDE, EX_TINY, EX_HUGE, EX_NEG_ZERO, EX_ZEROS, EX_SPECIALS, EX_COUNT
+};
 static const char *const exact_data_names[EX_COUNT] = {
-    "normal-ish",  "normal-ish, 1 in 16 of any exponent", "any finite", "subnormal and the smallest normals",
-    "near the largest, cancelling", "all -0.0", "+0.0 and -0.0", "infinities and NaNs among any finite"};
+    "normal-ish",
+    "normal-ish, 1 in 16 of any exponent",
+    "normal-ish, 1 to 3 far outliers",
+    "any finite",
+    "subnormal and the smallest normals",
+    "near the largest, cancelling",
+    "all -0.0",
+    "+0.0 and -0.0",
+    "infinities and NaNs among any finite"};
 
 /* Element i of type t as bits: sign, biased exponent e, stored significand m (cut to its width). */
 static void exact_store(dr_dtype_t t, void *h, size_t i, int neg, uint64_t e, uint64_t m)
@@ -969,6 +978,7 @@ static void exact_fill(dr_dtype_t t, int d, uint64_t variant, void *h, size_t n,
         switch (d) {
         case EX_NORMAL: exact_store(t, h, i, neg, normal, m); break;
         case EX_OUTLIERS: exact_store(t, h, i, neg, (r >> 8) % 16 == 0 ? any : normal, m); break;
+        case EX_FEW_OUTLIERS: exact_store(t, h, i, neg, normal, m); break; /* the outliers below */
         case EX_WIDE: exact_store(t, h, i, neg, any, m); break;
         case EX_TINY: exact_store(t, h, i, neg, r % 3, m); break;
         case EX_HUGE: exact_store(t, h, i, neg, emax - 1 - r % 4, m); break; /* then cancelled below */
@@ -984,6 +994,14 @@ static void exact_fill(dr_dtype_t t, int d, uint64_t variant, void *h, size_t n,
             break;
         }
         }
+    }
+    /* 1 to 3 elements more than 40 binades from the rest (float16: any exponent), so that one lane's round misses
+     * where the others' fit: the kernel's warp then leaves its loop (float32) or the lane does (the 16-bit
+     * families), and the lanes must each count every element once whichever way they go on. */
+    for (int k = 0; d == EX_FEW_OUTLIERS && n > 0 && k < 1 + (int)(variant % 3); ++k) {
+        const uint64_t r = splitmix(rng);
+        const uint64_t far = ebits < 8 ? r % emax : (r & 1) ? 1 + (r >> 1) % 40 : emax - 1 - (r >> 1) % 40;
+        exact_store(t, h, (size_t)(splitmix(rng) % n), (int)(r >> 63), far, splitmix(rng));
     }
     if (d == EX_SPECIALS && n > 0) /* at least one */
         exact_store(t, h, splitmix(rng) % n, variant % 4 == 1, emax, variant % 4 == 3 ? 1 : 0);
@@ -1254,13 +1272,14 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
 {
     row_t rs[sizeof rows / sizeof rows[0]], xs[NEXACT];
     size_t nrows = 0, nx = 0, selected = 0;
+    const int exact_only = only && strcmp(only, "exact") == 0; /* --kernel exact: the exact sums alone */
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i)
         if (which == 0 || (which == 1) == in_subset(&rows[i]))
-            if (selected++ % (size_t)shards == (size_t)shard) rs[nrows++] = rows[i];
+            if (selected++ % (size_t)shards == (size_t)shard && !exact_only) rs[nrows++] = rows[i];
     /* The exact rows after them, in the same count: multipass alone runs them. */
     for (size_t i = 0; i < NEXACT; ++i)
         if (which == 0 || (which == 1) == in_subset(&exact_rows[i]))
-            if (selected++ % (size_t)shards == (size_t)shard && (!only || strcmp(only, "multipass") == 0))
+            if (selected++ % (size_t)shards == (size_t)shard && (!only || exact_only || strcmp(only, "multipass") == 0))
                 xs[nx++] = exact_rows[i];
     const int threads = dr_parallel_default_threads(), cluster_ok = hopper_device();
     long long kernel_cases[NKERNELS] = {0};
@@ -1269,7 +1288,7 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
     const double t0 = seconds_now();
     printf("boundary: %zu rows (and %zu exact sums) x %s x %d block sizes, cluster launch and bulk copies %s\n",
            nrows, nx, only ? only : "every kernel", nblocks, cluster_ok ? "supported" : "not supported");
-    int known = !only;
+    int known = !only || exact_only;
     for (size_t ki = 0; ki < NKERNELS; ++ki) known |= only && strcmp(only, kernel_name(all_kernels[ki])) == 0;
     if (!known) {
         fprintf(stderr, "test_kernels: unknown kernel '%s'\n", only);
@@ -1498,7 +1517,7 @@ static int plant(const char *what)
 static void usage_exit(void)
 {
     fprintf(stderr, "usage: test_kernels [--large | --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] "
-                    "[--kernel NAME] | "
+                    "[--kernel NAME|exact] | "
                     "--determinism [--reps R] | --plant short-result|unzeroed-work]\n");
     exit(2);
 }
@@ -1559,6 +1578,7 @@ int main(int argc, char **argv)
                                      exact_sums(seed);
     if (rc == SKIP) return SKIP;
     printf("%d passed, %d failed\n", cases - failures, failures);
+    if (done_host) CUDA_OR_DIE(cudaFreeHost(done_host)); /* arm_done's word */
     /* Destroy the context before exit, so compute-sanitizer's leak check sees what is still allocated. */
     CUDA_OR_DIE(cudaDeviceReset());
     return failures || rc ? 1 : 0;
