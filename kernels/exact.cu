@@ -35,10 +35,10 @@
  *      at 528 blocks, cost 40-80 us a call; the REDs overlap with the other blocks' work).
  * Bounds (no int64 overflows; DR_EXACT_ADDS in accum.h is the host's):
  *   - the plan gives every thread at most 2^23 + 10 elements (grid >= n / (block 2^23): a head element, 2^23
- *     elements of whole vectors plus at most one vector (8 elements) more, a tail element), so no count is needed in
- *     the loop; exact_window.cuh's bounds follow from it: V stays below 2^116, and a lane adds to a word fewer than
- *     2^25 times (a flush a round, a missed element's digits or a bin's, the last flush), each less than 2^32 in
- *     magnitude;
+ *     elements of whole vectors plus at most one vector (8 elements) more, a tail element; the bulk plan: at most
+ *     max_chunks chunks a block, see plan_exact), so no count is needed in the loop; exact_window.cuh's bounds
+ *     follow from it: V stays below 2^116, and a lane adds to a word fewer than 2^25 times (a flush a round, a
+ *     missed element's digits or a bin's, the last flush), each less than 2^32 in magnitude;
  *   - warp word: 32 lanes x 2^25 < 2^30 adds (DR_EXACT_ADDS) between normalizations: below 2^62 in magnitude. Word
  *     67 takes none (the highest word a flush or a direct add reaches is 66);
  *   - block total: per warp, a digit below 2^32 plus a carry below 2^30 in magnitude, summed over at most 32
@@ -53,7 +53,9 @@
  * bfloat16, 64 bytes per thread for its bins (81 KiB in all at 1024 threads), for float32 88 (105 KiB); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
  * done-counter, then the grid's dr_exact_t (both zero before first use; the last block returns them to zero). No
- * cluster or bulk-copy path (yet): plans have cluster = 0 and bulk = 0. */
+ * cluster path (plans have cluster = 0). Large float64 inputs on a Hopper, with blocks of at most 512 threads, take
+ * multipass's bulk copies into shared-memory stages first (bulk_walk; plans have bulk = 1, and 64 KiB more shared
+ * memory a block, three blocks a multiprocessor at most), the walk taking what no chunk covers. */
 #include <cuda/atomic>
 #include <limits.h>
 
@@ -72,6 +74,24 @@ constexpr int kRoundsPerThread = 2;         /* rounds of kUnroll vectors per thr
                                                worth it: a first guess (a block's end costs more than multipass's),
                                                to be measured */
 static_assert(sizeof(dr_exact_t) == 8 * (kWords + 1), "dr_exact_t: 68 words, then flags and pad");
+/* Large float64 inputs on Hopper (from DR_GPU_BULK_FROM_BYTES): multipass's bulk-copy shape (kernels/multipass.cu,
+ * multipass_bulk_kernel): thread 0 keeps kBulkStages bulk copies of kBulkStageBytes in flight into shared memory,
+ * and the block's threads take their rounds from there, so the bytes in flight no longer depend on the registers
+ * the window's arithmetic leaves (64 a thread: half a multiprocessor's threads).
+ *
+ * float64 only (H200, session 18, random data at 2^28 as % of int32 sum's bandwidth in the same run): float64
+ * 94.7 -> 99.9% (at 256 threads, three blocks a multiprocessor; two: 99.3%). The others gained nothing on random
+ * data (float32 96.4 -> 95.6%, float16 93.3 -> 92.7%, bfloat16 92.6 -> 92.4%) and lost on spread data, which is
+ * issue-bound and has fewer warps here (float32 946 -> 725 GB/s, bfloat16 870 -> 795). Spread float64 loses too,
+ * less: 1029 -> 925 GB/s at three blocks (791 at two). Three blocks of 256 is what shared memory allows
+ * (68 KiB each); at 512 threads the registers allow two. */
+constexpr unsigned kBulkStageBytes = DR_GPU_BULK_CHUNK_BYTES;
+constexpr int kBulkStages = 2;
+constexpr int kBulkBlocksPerSm = 3;
+constexpr size_t kBulkSmem = (size_t)kBulkStages * kBulkStageBytes;
+constexpr unsigned kStageVec = kBulkStageBytes / 16;
+constexpr int kBulkMaxBlock = kStageVec / kUnroll; /* so a thread takes whole rounds of a stage (512) */
+static_assert(kStageVec % (kUnroll * kBulkMaxBlock) == 0, "a stage is whole rounds of every block up to 512");
 
 /* The element family of each input type (exact_window.cuh). */
 template <class In> struct family_of;
@@ -79,6 +99,8 @@ template <> struct family_of<double> { static const int value = DR_XW_F64; };
 template <> struct family_of<float> { static const int value = DR_XW_F32; };
 template <> struct family_of<dr_f16_t> { static const int value = DR_XW_F16; };
 template <> struct family_of<dr_bf16_t> { static const int value = DR_XW_BF16; };
+/* Whether In's large inputs take the bulk copies (above: float64 only). */
+template <class In> constexpr bool kTakesBulk = family_of<In>::value == DR_XW_F64;
 
 /* The warp's words in shared memory, as exact_window.cuh's sink. A word is read as a signed 64-bit integer (after
  * the block's barrier) but added to as two 32-bit halves (dr_xw_add_halves): a 64-bit shared atomic is a
@@ -102,75 +124,59 @@ struct warp_words {
     }
 };
 
-/* This thread's share of the grid-stride walk over g_in[0..n): head, 16-byte vectors (kUnroll in flight, one round
- * each), tail; as multipass's accumulate(). */
-template <class In>
-__device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, dr_xw_t &w, const warp_words &sink)
+/* Rounds of kUnroll vectors, load(i, v) giving v[u] = vector i + u * stride of the source, from index i while
+ * i + 3 * stride < limit (float32: while lane 31's, i + lag, is), i advanced past each. Every lane of a full warp
+ * calls it the same way (float32 votes across the warp).
+ *
+ * float64: each round element by element (dr_xw_add_vectors: the misses inline, one by one into the words).
+ *
+ * float32: an inner loop of rounds whose 16 elements all fit the window (dr_xw_round_hits, which spills them), left
+ * for a round where some did not, whose misses go into the bins outside it (dr_xw_round_missed's unrolled pass:
+ * inside the loop it cost random data 8 points of bandwidth). The warp leaves the inner loop together: when any
+ * lane's round missed (the vote), and when any lane has no whole round left (the loop runs on lane 31's index; the
+ * caller's last loop takes what is left). A lane that left alone waited at the loop's exit until the others had
+ * walked all their data, then walked the rest of its own alone, its loads no longer coalesced: on random float32
+ * data, where a lane misses once in some hundred rounds (the window holds 25 binades, the data 24 and zero), that
+ * read 1.4-2.4 times the data from DRAM and ran at 25-47% of int32 sum's bandwidth (session 17).
+ *
+ * float16 and bfloat16: an inner loop of rounds that pass dr_xw_round_fast's test, left for one that fails, which
+ * goes element by element outside it (dr_xw_round_rest): so the registers of that path are not the hot loop's
+ * (inside it, or called from it, ptxas spilled the loop to local memory). Each lane leaves alone, unlike float32's:
+ * float16's window holds every finite value, so only infinities and NaNs fail, and bfloat16's holds 40 binades, so
+ * data that fails at all (spread over more) fails every round in every lane. Leaving together (session 17) cost
+ * random data about a point at 2^28 and spread bfloat16 16% (870 -> 731 GB/s), with the code generation the only
+ * difference on both (random data never fails, spread data always does). Not measured: bfloat16 data whose rare
+ * outliers lie more than 40 binades from the rest, where a lane would split off as float32's did. */
+template <int F, class Load>
+__device__ __forceinline__ void rounds(dr_xw_t &w, const warp_words &sink, size_t &i, size_t stride, size_t limit,
+                                       size_t lag, const Load &load)
 {
-    constexpr int F = family_of<In>::value;
-    constexpr size_t kVec = 16 / sizeof(In);
-    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
-    size_t head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
-    if (head > n) head = n;
-    const size_t nvec = (n - head) / kVec;
-
-    if (tid < head) dr_xw_add_one(w, dr_widen<double>(g_in[tid]), sink); /* head < kVec <= nthreads */
-
-    const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
-    size_t i = tid;
     if constexpr (F == DR_XW_F64) {
-        for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
+        for (; i + (kUnroll - 1) * stride < limit; i += kUnroll * stride) {
             uint4 v[kUnroll];
-#pragma unroll
-            for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
+            load(i, v);
             dr_xw_add_vectors<F>(w, v, sink);
         }
     } else if constexpr (F == DR_XW_F32) {
-        /* float32: an inner loop of rounds whose 16 elements all fit the window (dr_xw_round_hits, which spills
-         * them), left for a round where some did not, whose misses go into the bins outside it
-         * (dr_xw_round_missed's unrolled pass: inside the loop it cost random data 8 points of bandwidth).
-         *
-         * The warp leaves the inner loop together: when any lane's round missed (the vote), and when any lane has
-         * no whole round left (the loop runs on lane 31's index, i + lag; the walk's last loop takes what is left).
-         * So every lane of a full warp must call walk, with no early return. A lane that left alone waited at the
-         * loop's exit until the others had walked all their data, then walked the rest of its own alone, its loads
-         * no longer coalesced: on random float32 data, where a lane misses once in some hundred rounds (the window
-         * holds 25 binades, the data 24 and zero), that read 1.4-2.4 times the data from DRAM and ran at 25-47% of
-         * int32 sum's bandwidth (session 17). */
-        const size_t lag = 31 - (threadIdx.x & 31);
-        while (i + lag + (kUnroll - 1) * nthreads < nvec) {
+        while (i + lag + (kUnroll - 1) * stride < limit) {
             uint4 v[kUnroll];
             bool fit = true, all_fit = true;
-            for (; i + lag + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
+            for (; i + lag + (kUnroll - 1) * stride < limit; i += kUnroll * stride) {
+                load(i, v);
                 fit = dr_xw_round_hits<F>(w, v);
                 all_fit = __all_sync(0xffffffffu, fit);
                 if (!all_fit) break;
             }
             if (all_fit) break;
             if (!fit) dr_xw_round_missed<F>(w, v, sink);
-            i += kUnroll * nthreads;
+            i += kUnroll * stride;
         }
     } else {
-        /* float16 and bfloat16: an inner loop of rounds that pass dr_xw_round_fast's test, left for one that
-         * fails, which goes element by element outside it (dr_xw_round_rest): so the registers of that path are
-         * not the hot loop's (inside it, or called from it, ptxas spilled the loop to local memory).
-         *
-         * Each lane leaves alone, unlike float32's: a lane whose round failed waits at the loop's exit for the
-         * others. That costs little here: float16's window holds every finite value, so only infinities and NaNs
-         * fail, and bfloat16's holds 40 binades, so data that fails at all (spread over more) fails every round
-         * in every lane. Leaving together (session 17) cost random data about a point at 2^28 and spread bfloat16
-         * 16% (870 -> 731 GB/s), with the code generation the only difference on both (random data never fails,
-         * spread data always does). Not measured: bfloat16 data whose rare outliers lie more than 40 binades from
-         * the rest, where a lane would split off as float32's did. */
-        while (i + (kUnroll - 1) * nthreads < nvec) {
+        while (i + (kUnroll - 1) * stride < limit) {
             uint4 v[kUnroll];
             bool failed = false;
-            for (; i + (kUnroll - 1) * nthreads < nvec; i += kUnroll * nthreads) {
-#pragma unroll
-                for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
+            for (; i + (kUnroll - 1) * stride < limit; i += kUnroll * stride) {
+                load(i, v);
                 if (!dr_xw_round_fast<F>(w, v)) {
                     failed = true;
                     break;
@@ -179,9 +185,44 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, dr_x
             }
             if (!failed) break;
             dr_xw_round_rest<F>(w, v, sink);
-            i += kUnroll * nthreads;
+            i += kUnroll * stride;
         }
     }
+}
+
+/* The elements before the first 16-byte boundary of g_in (head, fewer than 16 / sizeof(In)) and the whole vectors
+ * after them (nvec). */
+template <class In> struct vector_split {
+    size_t head, nvec;
+    __device__ __forceinline__ vector_split(const In *g_in, size_t n)
+    {
+        head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
+        if (head > n) head = n;
+        nvec = (n - head) / (16 / sizeof(In));
+    }
+};
+
+/* This thread's share of the grid-stride walk over g_in[0..n), leaving out the first skip_vec vectors (the bulk
+ * copies'): head, 16-byte vectors (kUnroll in flight, one round each), tail; as multipass's accumulate(). */
+template <class In>
+__device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, size_t skip_vec, dr_xw_t &w,
+                                     const warp_words &sink)
+{
+    constexpr int F = family_of<In>::value;
+    constexpr size_t kVec = 16 / sizeof(In);
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t nthreads = (size_t)gridDim.x * blockDim.x;
+    const vector_split<In> split(g_in, n);
+    const size_t head = split.head, nvec = split.nvec;
+
+    if (tid < head) dr_xw_add_one(w, dr_widen<double>(g_in[tid]), sink); /* head < kVec <= nthreads */
+
+    const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + head);
+    size_t i = skip_vec + tid;
+    rounds<F>(w, sink, i, nthreads, nvec, 31 - (threadIdx.x & 31), [&](size_t at, uint4(&v)[kUnroll]) {
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + at + u * nthreads);
+    });
     for (; i < nvec; i += nthreads) {
         const uint4 v[1] = {__ldg(g_vec + i)};
         dr_xw_add_vectors<F>(w, v, sink);
@@ -189,6 +230,70 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, dr_x
 
     const size_t t = head + nvec * kVec + tid; /* tail: fewer than kVec elements */
     if (t < n) dr_xw_add_one(w, dr_widen<double>(g_in[t]), sink);
+}
+
+/* The bulk copies' share (Hopper): chunk c (kBulkStageBytes of whole vectors after the head) belongs to block
+ * c % gridDim.x; thread 0 keeps kBulkStages copies in flight, each completing on its stage's mbarrier; every thread
+ * waits on it, takes its rounds of the stage (vectors threadIdx.x + k blockDim.x: whole rounds, block <=
+ * kBulkMaxBlock), and the block's barrier frees the stage for the next copy. Returns the vectors the copies cover
+ * (walk takes the rest). */
+template <class In>
+__device__ __forceinline__ size_t bulk_walk(const In *__restrict__ g_in, size_t n, unsigned char *s_stage,
+                                            uint64_t *s_full, dr_xw_t &w, const warp_words &sink)
+{
+    size_t bulk_vec = 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    constexpr int F = family_of<In>::value;
+    const vector_split<In> split(g_in, n);
+    const size_t nchunks = split.nvec / kStageVec;
+    bulk_vec = nchunks * kStageVec;
+    const char *src = reinterpret_cast<const char *>(g_in + split.head);
+    const unsigned stage0 = (unsigned)__cvta_generic_to_shared(s_stage);
+    const unsigned full0 = (unsigned)__cvta_generic_to_shared(s_full);
+    auto issue = [&](size_t chunk, int stage) { /* thread 0 only */
+        const unsigned bar = full0 + 8u * stage;
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(kBulkStageBytes)
+                     : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         stage0 + stage * kBulkStageBytes),
+                     "l"(src + chunk * kBulkStageBytes), "r"(kBulkStageBytes), "r"(bar)
+                     : "memory");
+    };
+    if (threadIdx.x == 0) {
+        for (int stage = 0; stage < kBulkStages; ++stage)
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(full0 + 8u * stage));
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); /* visible to the copy engine */
+        for (int stage = 0; stage < kBulkStages; ++stage) {
+            const size_t chunk = blockIdx.x + (size_t)stage * gridDim.x;
+            if (chunk < nchunks) issue(chunk, stage);
+        }
+    }
+    __syncthreads(); /* the mbarriers are initialised before anyone waits on them */
+    unsigned parity = 0;
+    int stage = 0;
+    for (size_t chunk = blockIdx.x; chunk < nchunks; chunk += gridDim.x) {
+        const unsigned bar = full0 + 8u * stage;
+        unsigned ready = 0;
+        while (!ready)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(ready)
+                         : "r"(bar), "r"(parity)
+                         : "memory");
+        const uint4 *s_vec = reinterpret_cast<const uint4 *>(s_stage + stage * kBulkStageBytes);
+        size_t k = threadIdx.x;
+        rounds<F>(w, sink, k, blockDim.x, kStageVec, 31 - (threadIdx.x & 31), [&](size_t at, uint4(&v)[kUnroll]) {
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) v[u] = s_vec[at + u * blockDim.x];
+        });
+        __syncthreads(); /* every thread is done with this stage before the copy engine refills it */
+        const size_t next = chunk + (size_t)kBulkStages * gridDim.x;
+        if (threadIdx.x == 0 && next < nchunks) issue(next, stage);
+        if (++stage == kBulkStages) stage = 0, parity ^= 1;
+    }
+#else
+    (void)g_in, (void)n, (void)s_stage, (void)s_full, (void)w, (void)sink;
+#endif /* never launched below sm_90: plan_exact checks */
+    return bulk_vec;
 }
 
 /* OR over the 32 lanes of a full warp (every lane calling); every lane gets the result. */
@@ -213,12 +318,15 @@ __device__ __forceinline__ void store_result(const dr_exact_t *s_total, uint32_t
     dr_signal_done(done);
 }
 
-template <class In>
+template <class In, bool Bulk>
 __global__ void __launch_bounds__(1024)
     exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_acc, unsigned int *g_done, dr_exact_t *g_result,
                  dr_done_t done)
 {
-    extern __shared__ __align__(16) unsigned long long s_warp[]; /* kWords per warp, then the bins */
+    /* Bulk: the stages (kBulkSmem), then kWords per warp, then the bins */
+    extern __shared__ __align__(128) unsigned char s_dyn[];
+    __shared__ __align__(8) uint64_t s_full[Bulk ? kBulkStages : 1];
+    unsigned long long *s_warp = reinterpret_cast<unsigned long long *>(s_dyn + (Bulk ? kBulkSmem : 0));
     __shared__ dr_exact_t s_total;
     __shared__ uint32_t s_flags;
     __shared__ bool s_last;
@@ -236,7 +344,9 @@ __global__ void __launch_bounds__(1024)
     const warp_words sink = {s_w, s_warp + nwarps * kWords + threadIdx.x, blockDim.x};
     dr_xw_t w;
     dr_xw_init<F>(w, sink);
-    walk<In>(g_in, n, w, sink);
+    size_t bulk_vec = 0;
+    if constexpr (Bulk) bulk_vec = bulk_walk<In>(g_in, n, s_dyn, s_full, w, sink);
+    walk<In>(g_in, n, bulk_vec, w, sink);
     dr_xw_finish<F>(w, sink);
     const uint32_t flags = warp_or(w.flags | (w.nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u));
     if (lane == 0 && flags) atomicOr(&s_flags, flags);
@@ -292,34 +402,58 @@ __global__ void __launch_bounds__(1024)
 }
 
 size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
-/* exact_kernel<In>'s dynamic shared memory: the words of each warp (17 KiB at 1024 threads), then the bins of
- * each thread (bfloat16: 64 KiB more at 1024 threads, float32: 88 KiB; two such blocks a multiprocessor still
- * fit). */
-template <class In> size_t smem_bytes(int block)
+/* exact_kernel<In, Bulk>'s dynamic shared memory: the bulk copies' stages (float64: 64 KiB), then the words of
+ * each warp (17 KiB at 1024 threads), then the bins of each thread (bfloat16: 64 KiB more at 1024 threads, float32:
+ * 88 KiB; two such blocks a multiprocessor still fit). */
+template <class In> size_t smem_bytes(int block, bool bulk)
 {
     typedef dr_xw_traits<family_of<In>::value> T;
     const size_t bins = (size_t)(T::kBins + T::kFBins) * block * sizeof(unsigned long long);
-    return (size_t)(block / 32) * kWords * sizeof(unsigned long long) + bins;
+    return (bulk ? kBulkSmem : 0) + (size_t)(block / 32) * kWords * sizeof(unsigned long long) + bins;
 }
 size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* Blocks of `block` threads of exact_kernel<In> that fill `device` once, cached per (device, log2(block)). */
-template <class In> cudaError_t resident_blocks(int device, int block, size_t *out)
+/* Blocks of `block` threads of exact_kernel<In, Bulk> that fill `device` once (the bulk kernel: kBulkBlocksPerSm a
+ * multiprocessor at most), cached per (device, log2(block)). */
+template <class In, bool Bulk> cudaError_t resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    return dr_gpu_fill_grid((const void *)exact_kernel<In>, smem_bytes<In>(block), INT_MAX, device, block, cached,
-                            out);
+    return dr_gpu_fill_grid((const void *)exact_kernel<In, Bulk>, smem_bytes<In>(block, Bulk),
+                            Bulk ? kBulkBlocksPerSm : INT_MAX, device, block, cached, out);
 }
 
 template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
 {
+    cudaError_t err = cudaSuccess;
+    int bulk = 0;
+    const size_t bulk_from = r->bulk_from_bytes ? r->bulk_from_bytes : DR_GPU_BULK_FROM_BYTES;
+    if (kTakesBulk<In> && r->n * sizeof(In) >= bulk_from && r->block <= kBulkMaxBlock &&
+        (err = dr_gpu_hopper_paths(r->device, &bulk)) != cudaSuccess)
+        return err;
     size_t resident = 0;
-    cudaError_t err = resident_blocks<In>(r->device, r->block, &resident);
+    if constexpr (kTakesBulk<In>)
+        err = bulk ? resident_blocks<In, true>(r->device, r->block, &resident)
+                   : resident_blocks<In, false>(r->device, r->block, &resident);
+    else
+        err = resident_blocks<In, false>(r->device, r->block, &resident);
     if (err != cudaSuccess) return err;
-    const size_t per_block = (size_t)r->block * kRoundsPerThread * kUnroll * (16 / sizeof(In));
-    size_t grid = ceil_div(r->n, per_block);
-    if (grid > resident) grid = resident;
-    const size_t bounded = ceil_div(r->n, (size_t)r->block << kWalkLog2); /* the header's bounds */
+    size_t grid, bounded;
+    if (bulk) {
+        /* A block per chunk up to a full grid; a thread takes (kStageVec / block) vectors of each of its block's
+         * chunks, so at most max_chunks chunks a block keep it within the header's bounds with room for the
+         * walk's rest (fewer vectors than a chunk over the grid) and a head and a tail element. */
+        const size_t per_chunk = kStageVec / (size_t)r->block * (16 / sizeof(In));
+        const size_t max_chunks = (((size_t)1 << kWalkLog2) - (kStageVec + 2) * (16 / sizeof(In))) / per_chunk;
+        const size_t nchunks = r->n * sizeof(In) / kBulkStageBytes;
+        grid = ceil_div(r->n * sizeof(In), kBulkStageBytes);
+        if (grid > resident) grid = resident;
+        bounded = ceil_div(nchunks, max_chunks);
+    } else {
+        const size_t per_block = (size_t)r->block * kRoundsPerThread * kUnroll * (16 / sizeof(In));
+        grid = ceil_div(r->n, per_block);
+        if (grid > resident) grid = resident;
+        bounded = ceil_div(r->n, (size_t)r->block << kWalkLog2); /* the header's bounds */
+    }
     if (grid < bounded) grid = bounded;
     if (grid < 1) grid = 1;
     if (grid > kMaxGrid) return cudaErrorInvalidValue; /* the accumulator's words could overflow (the bounds above) */
@@ -328,7 +462,7 @@ template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan
     p->work_bytes = kAccOffset + align256(sizeof(dr_exact_t));
     p->serial_depth = 1; /* one rounding, where the result is read (dr_exact_to_f64) */
     p->cluster = 0;
-    p->bulk = 0;
+    p->bulk = bulk;
     return cudaSuccess;
 }
 
@@ -338,9 +472,20 @@ cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     char *work = static_cast<char *>(r->d_work);
     cudaError_t err = cudaSuccess;
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
-    exact_kernel<In><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block), s>>>(
-        static_cast<const In *>(r->d_in), r->n, reinterpret_cast<dr_exact_t *>(work + kAccOffset),
-        reinterpret_cast<unsigned int *>(work), static_cast<dr_exact_t *>(r->d_result), dr_done_of(r));
+    const In *in = static_cast<const In *>(r->d_in);
+    dr_exact_t *acc = reinterpret_cast<dr_exact_t *>(work + kAccOffset);
+    dr_exact_t *result = static_cast<dr_exact_t *>(r->d_result);
+    unsigned int *counter = reinterpret_cast<unsigned int *>(work);
+    if (p->bulk) {
+        /* a plan for another block size or type */
+        if (!kTakesBulk<In> || r->block > kBulkMaxBlock) return cudaErrorInvalidValue;
+        if constexpr (kTakesBulk<In>)
+            exact_kernel<In, true><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block, true), s>>>(
+                in, r->n, acc, counter, result, dr_done_of(r));
+    } else {
+        exact_kernel<In, false><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block, false), s>>>(
+            in, r->n, acc, counter, result, dr_done_of(r));
+    }
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);
     return err;

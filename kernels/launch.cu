@@ -3,9 +3,10 @@
 #include "internal.h"
 
 /* An exact sum (acc DR_ACC_EXACT, kernels/exact.cu) takes multipass's sizes too, as this function does not see the
- * accumulator: a first guess, to be measured. Its kernel's shared memory is per warp and its 64 registers a thread
- * allow 1024 threads an SM at every block size, so the block size should matter there mostly through the cost of
- * each block's end (fewer, larger blocks) against the balance of the last wave. */
+ * accumulator: a first guess, to be measured. Its register kernel's shared memory is per warp and its 64 registers
+ * a thread allow 1024 threads an SM at every block size, so the block size should matter there mostly through the
+ * cost of each block's end (fewer, larger blocks) against the balance of the last wave. Its bulk kernel (large
+ * float64 inputs on a Hopper, blocks of at most 512) runs three blocks an SM at most (kernels/exact.cu). */
 extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes, int device)
 {
     if (kernel != DR_KERNEL_MULTIPASS) return 256;

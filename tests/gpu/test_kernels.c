@@ -875,12 +875,17 @@ typedef struct {
 
 /* Run one exact sum `runs` times on the same workspace, each result (poisoned first) checked against `want`, and
  * the first also against `ref` if not NULL (its rounding, bit for bit). 1 if every run passed. */
-static int exact_run(exact_bufs_t *b, const row_t *row, int block, const void *d_in, size_t n, int runs,
-                     const dr_exact_t *want, const dr_reference_t *ref, const char *what)
+static int exact_run(exact_bufs_t *b, dr_kernel_t kernel, const row_t *row, int block, const void *d_in, size_t n,
+                     int runs, const dr_exact_t *want, const dr_reference_t *ref, const char *what)
 {
-    dr_gpu_reduce_t r = request(DR_KERNEL_MULTIPASS, row, block, d_in, n, b->d_result);
+    dr_gpu_reduce_t r = request(kernel, row, block, d_in, n, b->d_result);
     dr_gpu_plan_t plan;
     if (!plan_case(&r, &plan, what)) return 0;
+    if (kernel == KERNEL_BULK && row->dtype == DR_FLOAT64 && block <= 512 && n > 0 && !plan.bulk && hopper_device()) {
+        ++failures;
+        printf("FAIL %s: the plan did not take the bulk copies\n", what);
+        return 0;
+    }
     if (plan.passes != 1 || plan.serial_depth != 1 || plan.grid[0] < 1) {
         ++failures;
         printf("FAIL %s: plan of %d passes, serial depth %" PRIu64 ", grid %zu (want 1 pass, depth 1)\n", what,
@@ -1026,11 +1031,12 @@ static void exact_fill(dr_dtype_t t, int d, uint64_t variant, void *h, size_t n,
     }
 }
 
-/* What the kernel entry points must refuse or ignore for exact rows, and the plans' bounds: the teaching levels
- * refuse (their accumulators are one register); the bulk-copy switch has no effect (no bulk path); every plan is
- * one pass of depth 1 with at most 2^23 + 10 elements per thread (kernels/exact.cu's bounds) and, for a grid of
- * several blocks, the done-counter and the grid's accumulator in its workspace. */
-static void exact_plans(void)
+/* What the kernel entry points must refuse for exact rows, and the plans' bounds: the teaching levels refuse (their
+ * accumulators are one register); the bulk copies are planned for float64 on a Hopper for blocks of at most 512
+ * threads, from DR_GPU_BULK_FROM_BYTES (or bulk_from_bytes), and never for the other types; every plan is one pass
+ * of depth 1 with at most 2^23 + 10 elements per thread (kernels/exact.cu's bounds, with the bulk plan's chunks)
+ * and, for a grid of several blocks, the done-counter and the grid's accumulator in its workspace. */
+static void exact_plans(int hopper)
 {
     const dr_kernel_t levels[] = {DR_KERNEL_NEIGHBORED, DR_KERNEL_INTERLEAVED, DR_KERNEL_SMEM,
                                   DR_KERNEL_SMEM2,      DR_KERNEL_UNROLL,      DR_KERNEL_SHUFFLE};
@@ -1061,12 +1067,29 @@ static void exact_plans(void)
                 const dr_gpu_plan_t pb = plan_of(row, KERNEL_BULK, block, n); /* bulk_from_bytes = 1 */
                 const size_t threads = p.grid[0] * (size_t)block;
                 const size_t per_thread = n / threads + (n % threads != 0);
+                /* the bulk plan (float64 on a Hopper, blocks of at most 512, any input of a byte or more): a
+                 * thread's share of its block's chunks, then of the vectors no chunk covers, then a head and a tail
+                 * element */
+                const int want_bulk = hopper && row->dtype == DR_FLOAT64 && block <= 512 && n > 0;
+                const size_t chunk_vec = DR_GPU_BULK_CHUNK_BYTES / 16, nvec = n / vec;
+                const size_t bgrid = pb.grid[0] ? pb.grid[0] : 1; /* (a grid of 0 fails below) */
+                const size_t bthreads = bgrid * (size_t)block, nchunks = nvec / chunk_vec;
+                const size_t bulk_thread = (nchunks / bgrid + (nchunks % bgrid != 0)) * (chunk_vec / block) * vec +
+                                           (chunk_vec / bthreads + 1) * vec + 2;
+                /* the default plan takes the bulk copies from DR_GPU_BULK_FROM_BYTES, then the same plan */
+                const int want_p_bulk = want_bulk && n * dr_dtype_size(row->dtype) >= DR_GPU_BULK_FROM_BYTES;
+                int bad = p.passes != 1 || p.serial_depth != 1 || p.cluster || p.bulk != want_p_bulk ||
+                          p.grid[0] < 1 || p.grid[0] > 0x7fffffff ||
+                          /* a grid of several blocks: the done-counter, then the grid's accumulator */
+                          (p.grid[0] > 1 && p.work_bytes < 256 + sizeof(dr_exact_t)) || pb.bulk != want_bulk;
+                if (!p.bulk) bad |= per_thread + vec + 2 > ((size_t)1 << 23) + 10;
+                if (p.bulk || !want_bulk) bad |= pb.grid[0] != p.grid[0] || pb.work_bytes != p.work_bytes;
+                if (want_bulk)
+                    bad |= pb.passes != 1 || pb.serial_depth != 1 || pb.cluster || pb.grid[0] < 1 ||
+                           pb.grid[0] > 0x7fffffff || bulk_thread > ((size_t)1 << 23) + 10 ||
+                           (pb.grid[0] > 1 && pb.work_bytes < 256 + sizeof(dr_exact_t));
                 ++cases;
-                if (p.passes != 1 || p.serial_depth != 1 || p.cluster || p.bulk || p.grid[0] < 1 ||
-                    p.grid[0] > 0x7fffffff || per_thread + vec + 2 > ((size_t)1 << 23) + 10 ||
-                    /* a grid of several blocks: the done-counter, then the grid's accumulator */
-                    (p.grid[0] > 1 && p.work_bytes < 256 + sizeof(dr_exact_t)) || pb.bulk ||
-                    pb.grid[0] != p.grid[0] || pb.work_bytes != p.work_bytes) {
+                if (bad) {
                     ++failures;
                     printf("FAIL multipass %s->exact block=%d n=%zu: plan of %d passes, grid %zu, depth %" PRIu64
                            ", cluster %d, bulk %d (%d with bulk_from_bytes = 1), %zu workspace bytes\n",
@@ -1097,7 +1120,8 @@ static int exact_sums(uint64_t seed)
     if (!h || !h_after) return 1;
     CUDA_OR_DIE(cudaMalloc(&d_base, max_bytes));
     CUDA_OR_DIE(cudaMalloc(&b.d_result, sizeof(dr_exact_t)));
-    exact_plans();
+    const int hopper = hopper_device();
+    exact_plans(hopper);
     for (size_t ri = 0; ri < NEXACT; ++ri) {
         const row_t *row = &exact_rows[ri];
         const size_t esize = dr_dtype_size(row->dtype), vec = 16 / esize;
@@ -1119,7 +1143,15 @@ static int exact_sums(uint64_t seed)
                         snprintf(what, sizeof what, "exact sum %s (%s, variant %d) n=%zu block=%d offset=%zu",
                                  dr_dtype_name(row->dtype), exact_data_names[d], (int)(variant % 4), n, blocks[bi],
                                  off);
-                        exact_run(&b, row, blocks[bi], d_in, n, 2, &want, NULL, what);
+                        exact_run(&b, DR_KERNEL_MULTIPASS, row, blocks[bi], d_in, n, 2, &want, NULL, what);
+                        /* float64's bulk copies (bulk_from_bytes = 1), where the input holds a chunk */
+                        if (hopper && row->dtype == DR_FLOAT64 && blocks[bi] <= 512 &&
+                            n * esize >= DR_GPU_BULK_CHUNK_BYTES + 16) {
+                            snprintf(what, sizeof what, "exact sum %s (%s, variant %d) n=%zu block=%d offset=%zu bulk",
+                                     dr_dtype_name(row->dtype), exact_data_names[d], (int)(variant % 4), n,
+                                     blocks[bi], off);
+                            exact_run(&b, KERNEL_BULK, row, blocks[bi], d_in, n, 2, &want, NULL, what);
+                        }
                     }
                     CUDA_OR_DIE(cudaMemcpy(h_after, d_in, n * esize, cudaMemcpyDeviceToHost));
                     ++cases;
@@ -1151,7 +1183,12 @@ static shape_t exact_shape(const row_t *row, int block)
         if (plan_of(row, DR_KERNEL_MULTIPASS, block, mid).grid[0] == 1) lo = mid;
         else hi = mid;
     }
-    shape_t s = {lo, plan_of(row, DR_KERNEL_MULTIPASS, block, lo << 16).grid[0]};
+    /* the register kernel's full grid (an n that large would take the bulk copies on a Hopper) */
+    dr_gpu_reduce_t r = request(DR_KERNEL_MULTIPASS, row, block, NULL, lo << 16, NULL);
+    r.bulk_from_bytes = SIZE_MAX;
+    dr_gpu_plan_t p;
+    CUDA_OR_DIE(dr_gpu_plan(&r, &p));
+    shape_t s = {lo, p.grid[0]};
     return s;
 }
 
@@ -1186,6 +1223,7 @@ static void *exact_generated(const row_t *row, size_t n, size_t off, uint64_t *r
 static void exact_boundary(const row_t *row, const int *blocks, int nblocks, uint64_t *rng, int threads)
 {
     const size_t vec = 16 / dr_dtype_size(row->dtype);
+    const int hopper = hopper_device();
     exact_bufs_t b = {0};
     b.fresh = 1;
     CUDA_OR_DIE(cudaMalloc(&b.d_result, sizeof(dr_exact_t)));
@@ -1209,10 +1247,31 @@ static void exact_boundary(const row_t *row, const int *blocks, int nblocks, uin
                 char what[160];
                 snprintf(what, sizeof what, "multipass sum %s->exact n=%zu block=%d offset=%zu",
                          dr_dtype_name(row->dtype), n, blocks[bi], off);
-                exact_run(&b, row, blocks[bi], d_in, n, 2, &want, &ref, what);
+                exact_run(&b, DR_KERNEL_MULTIPASS, row, blocks[bi], d_in, n, 2, &want, &ref, what);
                 CUDA_OR_DIE(cudaFree(d_base));
             }
         }
+        /* float64's bulk copies (bulk_from_bytes = 1; a Hopper, blocks of at most 512): around one chunk, a few,
+         * and a full grid's worth of chunks, wrapping */
+        if (!hopper || row->dtype != DR_FLOAT64 || bl > 512) continue;
+        const size_t c = DR_GPU_BULK_CHUNK_BYTES / dr_dtype_size(row->dtype);
+        const size_t g = plan_of(row, KERNEL_BULK, blocks[bi], (size_t)1 << 30).grid[0];
+        /* the last: every block refills each stage */
+        const size_t bulk_sizes[] = {c - 1,     c,           c + 1,             c + vec + 1,      5 * c + 3,
+                                     g * c - 1, g * c + vec, 2 * g * c + 12345, 6 * g * c + 12345};
+        for (int oi = 0; oi < 2; ++oi)
+            for (size_t si = 0; si < sizeof bulk_sizes / sizeof bulk_sizes[0]; ++si) {
+                const size_t n = bulk_sizes[si], off = (size_t)oi;
+                const void *d_in;
+                dr_exact_t want;
+                dr_reference_t ref;
+                void *d_base = exact_generated(row, n, off, rng, threads, &d_in, &want, &ref);
+                char what[160];
+                snprintf(what, sizeof what, "multipass-bulk sum %s->exact n=%zu block=%d offset=%zu",
+                         dr_dtype_name(row->dtype), n, blocks[bi], off);
+                exact_run(&b, KERNEL_BULK, row, blocks[bi], d_in, n, 2, &want, &ref, what);
+                CUDA_OR_DIE(cudaFree(d_base));
+            }
     }
     CUDA_OR_DIE(cudaFree(b.d_result));
 }
@@ -1235,7 +1294,12 @@ static void exact_determinism(const row_t *row, int reps, uint64_t *rng, int thr
             char what[160];
             snprintf(what, sizeof what, "multipass sum %s->exact n=%zu block=%d (determinism)",
                      dr_dtype_name(row->dtype), sizes[si], blocks[bi]);
-            exact_run(&b, row, blocks[bi], d_in, sizes[si], reps, &want, &ref, what);
+            exact_run(&b, DR_KERNEL_MULTIPASS, row, blocks[bi], d_in, sizes[si], reps, &want, &ref, what);
+            if (row->dtype == DR_FLOAT64 && blocks[bi] <= 512 && hopper_device()) { /* its bulk copies */
+                snprintf(what, sizeof what, "multipass-bulk sum %s->exact n=%zu block=%d (determinism)",
+                         dr_dtype_name(row->dtype), sizes[si], blocks[bi]);
+                exact_run(&b, KERNEL_BULK, row, blocks[bi], d_in, sizes[si], reps, &want, &ref, what);
+            }
             CUDA_OR_DIE(cudaFree(d_base));
         }
     }
