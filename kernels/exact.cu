@@ -53,7 +53,7 @@
  * bfloat16, 64 bytes per thread for its bins (81 KiB in all at 1024 threads), for float32 88 (105 KiB); no early
  * return before a barrier (the last-block test is uniform: it reads a shared flag after a barrier). Workspace: the
  * done-counter, then the grid's dr_exact_t (both zero before first use; the last block returns them to zero). No
- * cluster path (plans have cluster = 0). Large float64 inputs on a Hopper, with blocks of at most 512 threads, take
+ * cluster path (plans have cluster = 0). Large float64 inputs on a Hopper, with blocks of 256 or 512 threads, take
  * multipass's bulk copies into shared-memory stages first (bulk_walk; plans have bulk = 1, and 64 KiB more shared
  * memory a block, three blocks a multiprocessor at most), the walk taking what no chunk covers. */
 #include <cuda/atomic>
@@ -79,19 +79,21 @@ static_assert(sizeof(dr_exact_t) == 8 * (kWords + 1), "dr_exact_t: 68 words, the
  * and the block's threads take their rounds from there, so the bytes in flight no longer depend on the registers
  * the window's arithmetic leaves (64 a thread: half a multiprocessor's threads).
  *
- * float64 only (H200, session 18, random data at 2^28 as % of int32 sum's bandwidth in the same run): float64
- * 94.7 -> 99.9% (at 256 threads, three blocks a multiprocessor; two: 99.3%). The others gained nothing on random
- * data (float32 96.4 -> 95.6%, float16 93.3 -> 92.7%, bfloat16 92.6 -> 92.4%) and lost on spread data, which is
- * issue-bound and has fewer warps here (float32 946 -> 725 GB/s, bfloat16 870 -> 795). Spread float64 loses too,
- * less: 1029 -> 925 GB/s at three blocks (791 at two). Three blocks of 256 is what shared memory allows
- * (68 KiB each); at 512 threads the registers allow two. */
+ * float64 only (H200, session 18, random data as % of int32 sum's bandwidth in the same run): float64 94.7 ->
+ * 99.9% at 2^28 (at 256 threads, three blocks a multiprocessor; two: 99.3%). The others lost at 2^28 (float32
+ * 96.4 -> 95.6%, float16 93.3 -> 92.7%, bfloat16 92.6 -> 92.4%), gained at most 1.3 points at 2^30, and lost on
+ * spread data, which is issue-bound and has fewer warps here (float32 946 -> 725 GB/s, bfloat16 870 -> 795).
+ * Spread float64 loses too, less: 1029 -> 925 GB/s at three blocks (791 at two). Three blocks of 256 is what
+ * shared memory allows (68 KiB each); at 512 threads the registers allow two. Blocks of 256 and 512 only: below,
+ * three blocks a multiprocessor would leave it 3 to 12 warps for the window's arithmetic (not measured). */
 constexpr unsigned kBulkStageBytes = DR_GPU_BULK_CHUNK_BYTES;
 constexpr int kBulkStages = 2;
 constexpr int kBulkBlocksPerSm = 3;
 constexpr size_t kBulkSmem = (size_t)kBulkStages * kBulkStageBytes;
 constexpr unsigned kStageVec = kBulkStageBytes / 16;
-constexpr int kBulkMaxBlock = kStageVec / kUnroll; /* so a thread takes whole rounds of a stage (512) */
-static_assert(kStageVec % (kUnroll * kBulkMaxBlock) == 0, "a stage is whole rounds of every block up to 512");
+constexpr int kBulkMinBlock = 256, kBulkMaxBlock = 512;
+/* a thread takes whole rounds of a stage at every (power-of-two) block size up to kBulkMaxBlock */
+static_assert(kStageVec % (kUnroll * kBulkMaxBlock) == 0, "a stage is whole rounds of every bulk block size");
 
 /* The element family of each input type (exact_window.cuh). */
 template <class In> struct family_of;
@@ -427,7 +429,7 @@ template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan
     cudaError_t err = cudaSuccess;
     int bulk = 0;
     const size_t bulk_from = r->bulk_from_bytes ? r->bulk_from_bytes : DR_GPU_BULK_FROM_BYTES;
-    if (kTakesBulk<In> && r->n * sizeof(In) >= bulk_from && r->block <= kBulkMaxBlock &&
+    if (kTakesBulk<In> && r->n * sizeof(In) >= bulk_from && r->block >= kBulkMinBlock && r->block <= kBulkMaxBlock &&
         (err = dr_gpu_hopper_paths(r->device, &bulk)) != cudaSuccess)
         return err;
     size_t resident = 0;
@@ -469,6 +471,9 @@ template <class In> cudaError_t plan_exact(const dr_gpu_reduce_t *r, dr_gpu_plan
 template <class In>
 cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStream_t s, cudaEvent_t *ev)
 {
+    /* a bulk plan for another block size or type */
+    if (p->bulk && (!kTakesBulk<In> || r->block < kBulkMinBlock || r->block > kBulkMaxBlock))
+        return cudaErrorInvalidValue;
     char *work = static_cast<char *>(r->d_work);
     cudaError_t err = cudaSuccess;
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
@@ -477,8 +482,6 @@ cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     dr_exact_t *result = static_cast<dr_exact_t *>(r->d_result);
     unsigned int *counter = reinterpret_cast<unsigned int *>(work);
     if (p->bulk) {
-        /* a plan for another block size or type */
-        if (!kTakesBulk<In> || r->block > kBulkMaxBlock) return cudaErrorInvalidValue;
         if constexpr (kTakesBulk<In>)
             exact_kernel<In, true><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block, true), s>>>(
                 in, r->n, acc, counter, result, dr_done_of(r));

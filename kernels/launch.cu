@@ -6,7 +6,7 @@
  * accumulator: a first guess, to be measured. Its register kernel's shared memory is per warp and its 64 registers
  * a thread allow 1024 threads an SM at every block size, so the block size should matter there mostly through the
  * cost of each block's end (fewer, larger blocks) against the balance of the last wave. Its bulk kernel (large
- * float64 inputs on a Hopper, blocks of at most 512) runs three blocks an SM at most (kernels/exact.cu). */
+ * float64 inputs on a Hopper, blocks of 256 or 512) runs three blocks an SM at most (kernels/exact.cu). */
 extern "C" int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes, int device)
 {
     if (kernel != DR_KERNEL_MULTIPASS) return 256;

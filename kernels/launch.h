@@ -18,7 +18,7 @@ extern "C" {
 
 /* multipass's bulk-copy path (kernels/multipass.cu) takes inputs of DR_GPU_BULK_FROM_BYTES or more on Hopper (about
  * 2x the L2: below that the register loop starts reading sooner and is as fast), and moves them in chunks of
- * DR_GPU_BULK_CHUNK_BYTES. */
+ * DR_GPU_BULK_CHUNK_BYTES; so does the exact sum's (kernels/exact.cu), for float64 with blocks of 256 or 512. */
 #define DR_GPU_BULK_FROM_BYTES ((size_t)128 << 20)
 #define DR_GPU_BULK_CHUNK_BYTES 32768
 
@@ -39,8 +39,9 @@ typedef struct {
     void *d_work;       /* plan.work_bytes bytes, 256-byte aligned, zero-filled before its first use with a plan
                            (the kernels leave it so after each complete reduction); reused across calls */
     void *d_result;     /* one accumulator value (dr_acc_kind_size(acc) bytes): device or mapped host memory */
-    size_t bulk_from_bytes; /* multipass: inputs of at least this many bytes take the bulk-copy kernel on Hopper;
-                               0 = DR_GPU_BULK_FROM_BYTES. Tests set it low to reach that path with small inputs. */
+    size_t bulk_from_bytes; /* multipass: inputs of at least this many bytes take the bulk-copy kernel on Hopper (an
+                               exact sum: float64, blocks of 256 or 512); 0 = DR_GPU_BULK_FROM_BYTES. Tests set it
+                               low to reach that path with small inputs. */
     uint32_t *d_done;   /* NULL, or a word of mapped host memory: once the result is written, the thread that wrote
                            it stores done_seq there with release semantics at system scope, so a host that reads
                            done_seq there (acquire) reads the whole result without synchronizing the stream.
@@ -58,7 +59,8 @@ typedef struct {
     size_t work_bytes;    /* workspace needed */
     uint64_t serial_depth; /* most roundings along any path from an input to the result (for float error bounds) */
     int cluster;           /* multipass: the cluster kernel (small inputs on Hopper; one block runs it without a cluster) */
-    int bulk;              /* multipass: the grid streams the input with bulk copies (large inputs on Hopper) */
+    int bulk;              /* the grid streams the input with bulk copies (large inputs on Hopper: multipass, and
+                              exact sums of float64) */
 } dr_gpu_plan_t;
 
 /* Whether multipass takes its Hopper paths on `device` (a thread-block cluster for small inputs, bulk copies for

@@ -8,7 +8,8 @@
  *                               and data sets from normal-ish to every exponent, cancelling, zeros, infinities and
  *                               NaNs x sizes x starts x every block size, the dr_exact_t to the byte (exact_sums())
  * "multipass-bulk" is multipass's bulk-copy path (large inputs on Hopper) forced at every size with
- * bulk_from_bytes = 1, so its boundaries are reachable with small inputs; it runs wherever multipass does.
+ * bulk_from_bytes = 1, so its boundaries are reachable with small inputs; it runs wherever multipass does. The
+ * exact sums' bulk path (float64) runs with the exact sums (--kernel exact or multipass, or every kernel).
  *   test_kernels --large        multipass past 2^32 elements (int32, n = 2^32 + 5: 17 GiB of device memory)
  *   test_kernels --boundary [--subset | --rest] [--shard K/N] [--blocks B,B,...] [--kernel NAME]
  *                               the compute-sanitizer driver (tests/gpu/sanitize.sh): every level x every row (or,
@@ -873,6 +874,13 @@ typedef struct {
     int fresh;
 } exact_bufs_t;
 
+/* Whether the exact sum of `row` at `block` threads takes the bulk copies on a Hopper (kernels/exact.cu: float64,
+ * blocks of 256 or 512). */
+static int exact_bulk_block(const row_t *row, int block)
+{
+    return row->dtype == DR_FLOAT64 && block >= 256 && block <= 512;
+}
+
 /* Run one exact sum `runs` times on the same workspace, each result (poisoned first) checked against `want`, and
  * the first also against `ref` if not NULL (its rounding, bit for bit). 1 if every run passed. */
 static int exact_run(exact_bufs_t *b, dr_kernel_t kernel, const row_t *row, int block, const void *d_in, size_t n,
@@ -881,7 +889,7 @@ static int exact_run(exact_bufs_t *b, dr_kernel_t kernel, const row_t *row, int 
     dr_gpu_reduce_t r = request(kernel, row, block, d_in, n, b->d_result);
     dr_gpu_plan_t plan;
     if (!plan_case(&r, &plan, what)) return 0;
-    if (kernel == KERNEL_BULK && row->dtype == DR_FLOAT64 && block <= 512 && n > 0 && !plan.bulk && hopper_device()) {
+    if (kernel == KERNEL_BULK && exact_bulk_block(row, block) && n > 0 && !plan.bulk && hopper_device()) {
         ++failures;
         printf("FAIL %s: the plan did not take the bulk copies\n", what);
         return 0;
@@ -1032,7 +1040,7 @@ static void exact_fill(dr_dtype_t t, int d, uint64_t variant, void *h, size_t n,
 }
 
 /* What the kernel entry points must refuse for exact rows, and the plans' bounds: the teaching levels refuse (their
- * accumulators are one register); the bulk copies are planned for float64 on a Hopper for blocks of at most 512
+ * accumulators are one register); the bulk copies are planned for float64 on a Hopper for blocks of 256 or 512
  * threads, from DR_GPU_BULK_FROM_BYTES (or bulk_from_bytes), and never for the other types; every plan is one pass
  * of depth 1 with at most 2^23 + 10 elements per thread (kernels/exact.cu's bounds, with the bulk plan's chunks)
  * and, for a grid of several blocks, the done-counter and the grid's accumulator in its workspace. */
@@ -1067,10 +1075,10 @@ static void exact_plans(int hopper)
                 const dr_gpu_plan_t pb = plan_of(row, KERNEL_BULK, block, n); /* bulk_from_bytes = 1 */
                 const size_t threads = p.grid[0] * (size_t)block;
                 const size_t per_thread = n / threads + (n % threads != 0);
-                /* the bulk plan (float64 on a Hopper, blocks of at most 512, any input of a byte or more): a
+                /* the bulk plan (float64 on a Hopper, blocks of 256 or 512, any input of a byte or more): a
                  * thread's share of its block's chunks, then of the vectors no chunk covers, then a head and a tail
                  * element */
-                const int want_bulk = hopper && row->dtype == DR_FLOAT64 && block <= 512 && n > 0;
+                const int want_bulk = hopper && exact_bulk_block(row, block) && n > 0;
                 const size_t chunk_vec = DR_GPU_BULK_CHUNK_BYTES / 16, nvec = n / vec;
                 const size_t bgrid = pb.grid[0] ? pb.grid[0] : 1; /* (a grid of 0 fails below) */
                 const size_t bthreads = bgrid * (size_t)block, nchunks = nvec / chunk_vec;
@@ -1092,9 +1100,10 @@ static void exact_plans(int hopper)
                 if (bad) {
                     ++failures;
                     printf("FAIL multipass %s->exact block=%d n=%zu: plan of %d passes, grid %zu, depth %" PRIu64
-                           ", cluster %d, bulk %d (%d with bulk_from_bytes = 1), %zu workspace bytes\n",
+                           ", cluster %d, bulk %d, %zu workspace bytes; with bulk_from_bytes = 1: bulk %d, grid %zu, "
+                           "%zu workspace bytes, %zu elements a thread at most\n",
                            dr_dtype_name(row->dtype), block, n, p.passes, p.grid[0], p.serial_depth, p.cluster,
-                           p.bulk, pb.bulk, p.work_bytes);
+                           p.bulk, p.work_bytes, pb.bulk, pb.grid[0], pb.work_bytes, bulk_thread);
                 }
             }
     }
@@ -1145,8 +1154,7 @@ static int exact_sums(uint64_t seed)
                                  off);
                         exact_run(&b, DR_KERNEL_MULTIPASS, row, blocks[bi], d_in, n, 2, &want, NULL, what);
                         /* float64's bulk copies (bulk_from_bytes = 1), where the input holds a chunk */
-                        if (hopper && row->dtype == DR_FLOAT64 && blocks[bi] <= 512 &&
-                            n * esize >= DR_GPU_BULK_CHUNK_BYTES + 16) {
+                        if (hopper && exact_bulk_block(row, blocks[bi]) && n * esize >= DR_GPU_BULK_CHUNK_BYTES + 16) {
                             snprintf(what, sizeof what, "exact sum %s (%s, variant %d) n=%zu block=%d offset=%zu bulk",
                                      dr_dtype_name(row->dtype), exact_data_names[d], (int)(variant % 4), n,
                                      blocks[bi], off);
@@ -1219,7 +1227,7 @@ static void *exact_generated(const row_t *row, size_t n, size_t off, uint64_t *r
 /* --boundary for one exact row: the sizes where the exact kernel changes behaviour (as boundary_sizes() for
  * multipass: vector width, block, one block's share, the last-block-done partials, the grid-stride wrap), starts 0,
  * 1 and vec - 1 elements into an allocation of exactly the input, every buffer of exactly its size, two runs on one
- * workspace. */
+ * workspace; for float64 on a Hopper, its bulk copies too (around one chunk, a few, a full grid's worth wrapping). */
 static void exact_boundary(const row_t *row, const int *blocks, int nblocks, uint64_t *rng, int threads)
 {
     const size_t vec = 16 / dr_dtype_size(row->dtype);
@@ -1251,9 +1259,9 @@ static void exact_boundary(const row_t *row, const int *blocks, int nblocks, uin
                 CUDA_OR_DIE(cudaFree(d_base));
             }
         }
-        /* float64's bulk copies (bulk_from_bytes = 1; a Hopper, blocks of at most 512): around one chunk, a few,
+        /* float64's bulk copies (bulk_from_bytes = 1; a Hopper, blocks of 256 or 512): around one chunk, a few,
          * and a full grid's worth of chunks, wrapping */
-        if (!hopper || row->dtype != DR_FLOAT64 || bl > 512) continue;
+        if (!hopper || !exact_bulk_block(row, (int)bl)) continue;
         const size_t c = DR_GPU_BULK_CHUNK_BYTES / dr_dtype_size(row->dtype);
         const size_t g = plan_of(row, KERNEL_BULK, blocks[bi], (size_t)1 << 30).grid[0];
         /* the last: every block refills each stage */
@@ -1277,7 +1285,8 @@ static void exact_boundary(const row_t *row, const int *blocks, int nblocks, uin
 }
 
 /* --determinism for one exact row: one block, 13 blocks meeting through the partials, a full grid wrapping three
- * times; 256- and 1024-thread blocks; `reps` runs on one workspace, zeroed once, each the host's bytes. */
+ * times; 256- and 1024-thread blocks (float64 at 256 on a Hopper: the bulk copies too); `reps` runs on one
+ * workspace, zeroed once, each the host's bytes. */
 static void exact_determinism(const row_t *row, int reps, uint64_t *rng, int threads)
 {
     const int blocks[] = {256, 1024};
@@ -1295,7 +1304,7 @@ static void exact_determinism(const row_t *row, int reps, uint64_t *rng, int thr
             snprintf(what, sizeof what, "multipass sum %s->exact n=%zu block=%d (determinism)",
                      dr_dtype_name(row->dtype), sizes[si], blocks[bi]);
             exact_run(&b, DR_KERNEL_MULTIPASS, row, blocks[bi], d_in, sizes[si], reps, &want, &ref, what);
-            if (row->dtype == DR_FLOAT64 && blocks[bi] <= 512 && hopper_device()) { /* its bulk copies */
+            if (exact_bulk_block(row, blocks[bi]) && hopper_device()) { /* its bulk copies */
                 snprintf(what, sizeof what, "multipass-bulk sum %s->exact n=%zu block=%d (determinism)",
                          dr_dtype_name(row->dtype), sizes[si], blocks[bi]);
                 exact_run(&b, KERNEL_BULK, row, blocks[bi], d_in, sizes[si], reps, &want, &ref, what);
