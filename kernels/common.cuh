@@ -50,6 +50,18 @@ template <> struct dr_acc_kind_of<uint64_t> { static const dr_acc_kind_t value =
 template <> struct dr_acc_kind_of<float> { static const dr_acc_kind_t value = DR_ACC_F32; };
 template <> struct dr_acc_kind_of<double> { static const dr_acc_kind_t value = DR_ACC_F64; };
 
+/* Where g_in's 16-byte vectors are: `head` elements before the first 16-byte boundary, then `nvec` whole vectors
+ * (multipass's walks and the exact sum's; their bulk copies take whole chunks of the vectors). */
+template <class In> struct dr_vector_split {
+    size_t head, nvec;
+    __device__ __forceinline__ dr_vector_split(const In *g_in, size_t n)
+    {
+        head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
+        if (head > n) head = n;
+        nvec = (n - head) / (16 / sizeof(In));
+    }
+};
+
 /* Widen an input element to the accumulator type. */
 template <class Acc, class In> __device__ __forceinline__ Acc dr_widen(In x) { return (Acc)x; }
 template <class Acc> __device__ __forceinline__ Acc dr_widen(dr_f16_t x) { return (Acc)dr_f16_to_f32(x.bits); }

@@ -192,18 +192,6 @@ __device__ __forceinline__ void rounds(dr_xw_t &w, const warp_words &sink, size_
     }
 }
 
-/* The elements before the first 16-byte boundary of g_in (head, fewer than 16 / sizeof(In)) and the whole vectors
- * after them (nvec). */
-template <class In> struct vector_split {
-    size_t head, nvec;
-    __device__ __forceinline__ vector_split(const In *g_in, size_t n)
-    {
-        head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
-        if (head > n) head = n;
-        nvec = (n - head) / (16 / sizeof(In));
-    }
-};
-
 /* This thread's share of the grid-stride walk over g_in[0..n), leaving out the first skip_vec vectors (the bulk
  * copies'): head, 16-byte vectors (kUnroll in flight, one round each), tail; as multipass's accumulate(). */
 template <class In>
@@ -214,7 +202,7 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, size
     constexpr size_t kVec = 16 / sizeof(In);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
-    const vector_split<In> split(g_in, n);
+    const dr_vector_split<In> split(g_in, n);
     const size_t head = split.head, nvec = split.nvec;
 
     if (tid < head) dr_xw_add_one(w, dr_widen<double>(g_in[tid]), sink); /* head < kVec <= nthreads */
@@ -238,7 +226,9 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, size
  * c % gridDim.x; thread 0 keeps kBulkStages copies in flight, each completing on its stage's mbarrier; every thread
  * waits on it, takes its rounds of the stage (vectors threadIdx.x + k blockDim.x: whole rounds, block <=
  * kBulkMaxBlock), and the block's barrier frees the stage for the next copy. Returns the vectors the copies cover
- * (walk takes the rest). */
+ * (walk takes the rest). The copy protocol is multipass_bulk_kernel's, written out again: one helper taking each
+ * kernel's stage work as a lambda changed both kernels' code generation (session 18), with no device time left to
+ * measure or verify it; worth doing with that. */
 template <class In>
 __device__ __forceinline__ size_t bulk_walk(const In *__restrict__ g_in, size_t n, unsigned char *s_stage,
                                             uint64_t *s_full, dr_xw_t &w, const warp_words &sink)
@@ -246,7 +236,7 @@ __device__ __forceinline__ size_t bulk_walk(const In *__restrict__ g_in, size_t 
     size_t bulk_vec = 0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     constexpr int F = family_of<In>::value;
-    const vector_split<In> split(g_in, n);
+    const dr_vector_split<In> split(g_in, n);
     const size_t nchunks = split.nvec / kStageVec;
     bulk_vec = nchunks * kStageVec;
     const char *src = reinterpret_cast<const char *>(g_in + split.head);

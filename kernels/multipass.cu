@@ -175,17 +175,6 @@ __device__ __forceinline__ Acc combine_vector(Acc acc, const uint4 &v)
     return acc;
 }
 
-/* Where g_in's 16-byte vectors are: `head` elements before the first 16-byte boundary, then `nvec` whole vectors. */
-template <class In> struct vector_split {
-    size_t head, nvec;
-    __device__ __forceinline__ vector_split(const In *g_in, size_t n)
-    {
-        head = ((16 - ((uintptr_t)g_in & 15)) & 15) / sizeof(In);
-        if (head > n) head = n;
-        nvec = (n - head) / (16 / sizeof(In));
-    }
-};
-
 /* This thread's share of the grid-stride walk over g_in[0..n), leaving out the first `skip_vec` vectors (the bulk
  * kernel's): head, 16-byte vectors (kUnroll in flight), tail. */
 template <class In, class Acc, class Op>
@@ -194,7 +183,7 @@ __device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n,
     constexpr size_t kVec = 16 / sizeof(In);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
-    const vector_split<In> split(g_in, n);
+    const dr_vector_split<In> split(g_in, n);
 
     /* Head: elements before the first 16-byte boundary (fewer than kVec <= 32 <= nthreads). */
     if (tid < split.head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
@@ -295,7 +284,7 @@ __global__ void __launch_bounds__(1024)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char s_stage[]; /* kBulkStages x kBulkStageBytes */
     __shared__ __align__(8) uint64_t s_full[kBulkStages];
-    const vector_split<In> split(g_in, n);
+    const dr_vector_split<In> split(g_in, n);
     const size_t nchunks = split.nvec * 16 / kBulkStageBytes;
     bulk_vec = nchunks * (kBulkStageBytes / 16);
     const char *src = reinterpret_cast<const char *>(g_in + split.head);
