@@ -200,7 +200,7 @@ struct dr_xw_t {
     uint32_t top, bot;       /* bfloat16's round test, in its own 16 bits: every magnitude below top, and every
                                 nonzero one minus 1 at least bot */
     double sigma;            /* float64: the split point 2^(T + kSplit) */
-    double acc_h, acc_l;     /* the round's sums (float32 family: two chains of the same unit) */
+    double acc_h, acc_l;     /* the round's sums (float16 and bfloat16: acc_l in a scaled unit, dr_xw_spill) */
     uint32_t nonneg0;        /* nonzero once an element other than -0.0 was seen */
     uint32_t flags;          /* DR_EXACT_NAN / POS_INF / NEG_INF */
     uint32_t fbins_written;  /* float32: bit k, float64 bin k holds a value written since the last flush */
@@ -291,6 +291,14 @@ template <int Family> DR_HD void dr_xw_spill(dr_xw_t &w)
         const long long il = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_l, dr_xw_pow2(kl / 2)), dr_xw_pow2(kl - kl / 2)));
         dr_xw_add64(w, il);
         dr_xw_add_shifted(w, ih, T::kSpan + T::kSplit - 1);
+    } else if (Family == DR_XW_F16 || Family == DR_XW_BF16) {
+        /* acc_h's unit is 2^(lo - kBias - kFrac), acc_l's that scaled by 2^(kBias - 1023) (dr_xw_round_fast's high
+         * halves, dr_xw_high_scaled): each an integer below 2^53 once scaled (acc_l's scale in two halves, as
+         * float64's above), their sum below 2^54 */
+        const int kh = T::kBias + T::kFrac - w.lo, kl = kh + 1023 - T::kBias;
+        const long long ih = DR_XW_TO_LL(DR_XW_MUL(w.acc_h, dr_xw_pow2(kh)));
+        const long long il = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_l, dr_xw_pow2(kl / 2)), dr_xw_pow2(kl - kl / 2)));
+        dr_xw_add64(w, ih + il);
     } else {
         /* the two chains' sum is exact (a round's bound covers all its elements); unit 2^(lo - kBias - kFrac) */
         const double sum = DR_XW_ADD(w.acc_h, w.acc_l);
@@ -390,6 +398,22 @@ DR_HD double dr_xw_bf16_to_f64(uint32_t h)
 #else
     return (double)dr_bits_to_f32(h << 16);
 #endif
+}
+
+/* The float16 or bfloat16 in the high 16 bits of x as a float64 scaled by 2^(kBias - 1023), built from its bits in
+ * two integer operations (an arithmetic shift puts the sign at bit 31 and the exponent and fraction bits at the
+ * bottom of a float64's; the mask clears the rest): a float64 of exponent field e is 2^(e - 1023) where the format's
+ * is 2^(e - kBias), and a subnormal stays one (its unit, 2^-24 (float16) or 2^-133 (bfloat16), becomes 2^-1032 or
+ * 2^-1029, still a multiple of float64's 2^-1074). Exact, as the conversion instruction is; but that instruction runs
+ * on the multiprocessor's conversion pipe at 16 results a clock (ncu: 58% busy at float16's bandwidth), so
+ * dr_xw_round_fast widens one half of each word each way. */
+template <int Family> DR_HD double dr_xw_high_scaled(uint32_t x)
+{
+    static_assert(Family == DR_XW_F16 || Family == DR_XW_BF16, "the 16-bit families");
+    constexpr int kShift = Family == DR_XW_F16 ? 6 : 3; /* the fraction's top bit to bit 19 */
+    constexpr uint32_t kMask = 0x80000000u | (0x7fffu << (16 - kShift));
+    const uint32_t hi = (uint32_t)((int32_t)x >> kShift) & kMask; /* arithmetic: the sign comes along */
+    return dr_bits_to_f64((uint64_t)hi << 32);
 }
 
 /* The fast path for one element (lane bits b): add it to the round's accumulators if it fits; return whether it
@@ -503,9 +527,12 @@ template <int Family, class Sink> DR_HD void dr_xw_miss(dr_xw_t &w, uint64_t u, 
  * into two chains (so the float64 adds overlap), and the test comes once, at the end, from what was gathered on the
  * way, two 16-bit halves at a time: the largest magnitude (one add-and-max) and, for bfloat16, the smallest nonzero
  * one (as magnitude - 1, where a zero wraps to the largest: one add-and-min), against the window; float16's window
- * is every finite value, so its largest magnitude is tested against the infinities' alone. Each element widens in
- * one conversion (cvt.f64.f16 / .bf16). About 5 instructions an element, where the element-by-element path (a
- * predicated add each, its test, a widening through float32) took 13 and issue limited bfloat16 to 2.5 TB/s. If
+ * is every finite value, so its largest magnitude is tested against the infinities' alone. A word's low half widens
+ * in one conversion (cvt.f64.f16 / .bf16) into h, its high half in two integer operations into l, scaled
+ * (dr_xw_high_scaled; the spill unscales it): the conversions alone had the conversion pipe 58% busy at float16's
+ * bandwidth, and split so, it is 32% busy and the integer pipe 50% (35% before), which read 0.2-0.7% faster on random
+ * data and 0.8-0.9% on spread data (session 19). About 6 instructions an element, where the element-by-element path
+ * (a predicated add each, its test, a widening through float32) took 13 and issue limited bfloat16 to 2.5 TB/s. If
  * every element fits, this is the round's exact sum (the caller spills it); else nothing is added and the caller
  * goes element by element (dr_xw_round_rest). */
 template <int Family, int N> DR_HD bool dr_xw_round_fast(dr_xw_t &w, const uint4 (&v)[N])
@@ -522,15 +549,10 @@ template <int Family, int N> DR_HD bool dr_xw_round_fast(dr_xw_t &w, const uint4
             nz |= x ^ 0x80008000u;
             const uint32_t m = x & 0x7fff7fffu;
             mx = __viaddmax_u16x2(m, 0u, mx);
-            if constexpr (Family == DR_XW_BF16) {
-                mn = __viaddmin_u16x2(m, 0xffffffffu, mn); /* per half, wrapping */
-                h = DR_XW_ADD(h, dr_xw_bf16_to_f64(x & 0xffffu));
-                l = DR_XW_ADD(l, dr_xw_bf16_to_f64(x >> 16));
-            } else { /* a word's pair first (exact: any grouping of a round is; the form measured) */
-                const double pair = DR_XW_ADD(dr_xw_f16_to_f64(x & 0xffffu), dr_xw_f16_to_f64(x >> 16));
-                if (q & 1) l = DR_XW_ADD(l, pair);
-                else h = DR_XW_ADD(h, pair);
-            }
+            if constexpr (Family == DR_XW_BF16) mn = __viaddmin_u16x2(m, 0xffffffffu, mn); /* per half, wrapping */
+            /* the low half converted (h, unit 1), the high half from its bits (l, scaled: dr_xw_spill) */
+            h = DR_XW_ADD(h, Family == DR_XW_F16 ? dr_xw_f16_to_f64(x & 0xffffu) : dr_xw_bf16_to_f64(x & 0xffffu));
+            l = DR_XW_ADD(l, dr_xw_high_scaled<Family>(x));
         }
     }
     w.nonneg0 |= nz;
