@@ -444,6 +444,85 @@ static int long_stream(void)
     return !ok;
 }
 
+/* A 16-bit family's element (its own 16 bits) widened to float64 by accum.h's host conversions: the reference. */
+template <int F> static double widen16(uint32_t b)
+{
+    return F == DR_XW_F16 ? (double)dr_f16_to_f32((uint16_t)b) : (double)dr_bits_to_f32(b << 16);
+}
+
+/* dr_xw_high_scaled, every finite float16 and bfloat16 in a word's high half (under a zero, an all-ones and a random
+ * low half): the float64 must be the element times 2^(kBias - 1023) to the bit, subnormals and -0.0 included. */
+template <int F> static int high_scaled_every_value(const char *name)
+{
+    typedef dr_xw_traits<F> T;
+    int fails = 0;
+    long checked = 0;
+    for (uint32_t p = 0; p < 65536; ++p) {
+        if (((p >> (F == DR_XW_F16 ? 10 : 7)) & (uint32_t)T::kExpInf) == (uint32_t)T::kExpInf) continue;
+        const uint32_t lows[3] = {0u, 0xffffu, (uint32_t)next64() & 0xffffu};
+        for (int k = 0; k < 3; ++k) {
+            const double got = dr_xw_high_scaled<F>(p << 16 | lows[k]);
+            const double want = ldexp(widen16<F>(p), T::kBias - 1023);
+            ++checked;
+            if (dr_f64_to_bits(got) != dr_f64_to_bits(want) && fails++ < 5)
+                fprintf(stderr, "FAIL dr_xw_high_scaled<%s>(0x%08x): %a, want %a\n", name, p << 16 | lows[k], got,
+                        want);
+        }
+    }
+    printf("dr_xw_high_scaled, %s: %ld finite values in a high half: %s\n", name, checked, fails ? "FAILED" : "equal");
+    return fails != 0;
+}
+
+/* dr_xw_round_fast and dr_xw_spill at every window (float16's one; bfloat16's lo = 1 .. kLoMax): rounds of 32
+ * elements inside the window (random; the top binade's largest of one sign; the lowest binade, which cancels to
+ * sums in float64's subnormal range once scaled; float16's subnormals), V against the exact integer sum in the
+ * window's unit. Each word's halves go to chains of different units, so this checks the unscaling at every lo. */
+template <int F> static int fast_rounds_every_window(const char *name)
+{
+    typedef dr_xw_traits<F> T;
+    const uint32_t kFracMask = (1u << T::kFrac) - 1u;
+    int fails = 0;
+    long rounds = 0;
+    for (int lo = 1; lo <= T::kLoMax; ++lo)
+        for (int shape = 0; shape < 4; ++shape)
+            for (int rep = 0; rep < 64; ++rep) {
+                const int top = F == DR_XW_F16 ? 30 : lo + T::kSpan - 1; /* the window's highest binade */
+                const uint32_t one_sign = (uint32_t)(next64() & 1) << 15;
+                uint4 v[4];
+                uint32_t *words = reinterpret_cast<uint32_t *>(v);
+                __int128 want = 0;
+                for (int i = 0; i < 32; ++i) {
+                    const uint64_t r = next64();
+                    uint32_t e, m = (uint32_t)(r >> 8) & kFracMask, sign = (uint32_t)(r & 1) << 15;
+                    switch (shape) {
+                    case 0: e = (uint32_t)(lo + (int)((r >> 32) % (uint64_t)(top - lo + 1))); break;
+                    case 1: e = (uint32_t)top, m = kFracMask, sign = one_sign; break;
+                    case 2: e = (uint32_t)lo; break;
+                    default: e = F == DR_XW_F16 && (r & 2) ? 0u : (uint32_t)lo, m &= 7u; break; /* subnormals */
+                    }
+                    const uint32_t b = (r >> 2 & 7) == 0 ? sign : sign | e << T::kFrac | m; /* some zeros */
+                    words[i / 2] = i & 1 ? words[i / 2] | b << 16 : b;
+                    want += (__int128)ldexp(widen16<F>(b), T::kBias + T::kFrac - lo); /* in the window's unit */
+                }
+                dr_xw_t w;
+                memset(&w, 0, sizeof w);
+                dr_xw_set_window<F>(w, lo);
+                ++rounds;
+                if (!dr_xw_round_fast<F>(w, v)) {
+                    if (fails++ < 5) fprintf(stderr, "FAIL %s lo %d shape %d: the round missed\n", name, lo, shape);
+                    continue;
+                }
+                dr_xw_spill<F>(w);
+                const __int128 got = (__int128)((unsigned __int128)w.v3 << 96 | (unsigned __int128)w.v2 << 64 |
+                                                (unsigned __int128)w.v1 << 32 | w.v0);
+                if (got != want && fails++ < 5)
+                    fprintf(stderr, "FAIL %s lo %d shape %d: V = %lld, want %lld\n", name, lo, shape, (long long)got,
+                            (long long)want);
+            }
+    printf("dr_xw_round_fast, %s: %ld rounds at every window: %s\n", name, rounds, fails ? "FAILED" : "equal");
+    return fails != 0;
+}
+
 int main(void)
 {
     int fails = 0;
@@ -456,6 +535,10 @@ int main(void)
     fails += fbin_bound();
     fails += fbin_rounds();
     fails += halves();
+    fails += high_scaled_every_value<DR_XW_F16>("float16");
+    fails += high_scaled_every_value<DR_XW_BF16>("bfloat16");
+    fails += fast_rounds_every_window<DR_XW_F16>("float16");
+    fails += fast_rounds_every_window<DR_XW_BF16>("bfloat16");
     printf(fails ? "test_exact_window: %d FAILED\n" : "test_exact_window: all equal\n", fails);
     return fails ? 1 : 0;
 }
