@@ -278,26 +278,31 @@ DR_HD void dr_xw_add_shifted(dr_xw_t &w, long long a, int s)
     w.v0 = (uint32_t)lo, w.v1 = (uint32_t)(lo >> 32), w.v2 = (uint32_t)hi, w.v3 = (uint32_t)(hi >> 32);
 }
 
+/* a 2^k as an int64, for an accumulator a that becomes an integer below 2^53 so: the scale may pass float64's range,
+ * so it is applied in two halves (each product lies between a and the integer, so neither overflows nor loses a
+ * bit). */
+DR_HD long long dr_xw_unscale(double a, int k)
+{
+    return DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(a, dr_xw_pow2(k / 2)), dr_xw_pow2(k - k / 2)));
+}
+
 /* The round's accumulators into V; they restart at zero. */
 template <int Family> DR_HD void dr_xw_spill(dr_xw_t &w)
 {
     typedef dr_xw_traits<Family> T;
     if (Family == DR_XW_F64) {
         /* acc_h's unit is 2^(T + kSplit - 53), acc_l's 2^(lo - 1075): scaled by the inverse, each is an integer
-         * below 2^53; the scale may pass float64's range, so it is applied in two halves (each product is between
-         * the accumulator and the integer, so neither overflows nor loses a bit). */
+         * below 2^53 */
         const int kh = 1076 - T::kSplit - T::kSpan - w.lo, kl = 1075 - w.lo;
-        const long long ih = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_h, dr_xw_pow2(kh / 2)), dr_xw_pow2(kh - kh / 2)));
-        const long long il = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_l, dr_xw_pow2(kl / 2)), dr_xw_pow2(kl - kl / 2)));
+        const long long ih = dr_xw_unscale(w.acc_h, kh), il = dr_xw_unscale(w.acc_l, kl);
         dr_xw_add64(w, il);
         dr_xw_add_shifted(w, ih, T::kSpan + T::kSplit - 1);
     } else if (Family == DR_XW_F16 || Family == DR_XW_BF16) {
         /* acc_h's unit is 2^(lo - kBias - kFrac), acc_l's that scaled by 2^(kBias - 1023) (dr_xw_round_fast's high
-         * halves, dr_xw_high_scaled): each an integer below 2^53 once scaled (acc_l's scale in two halves, as
-         * float64's above), their sum below 2^54 */
+         * halves, dr_xw_high_scaled): each an integer below 2^53 once scaled (kh is in float64's range, kl may
+         * not be), their sum below 2^54 */
         const int kh = T::kBias + T::kFrac - w.lo, kl = kh + 1023 - T::kBias;
-        const long long ih = DR_XW_TO_LL(DR_XW_MUL(w.acc_h, dr_xw_pow2(kh)));
-        const long long il = DR_XW_TO_LL(DR_XW_MUL(DR_XW_MUL(w.acc_l, dr_xw_pow2(kl / 2)), dr_xw_pow2(kl - kl / 2)));
+        const long long ih = DR_XW_TO_LL(DR_XW_MUL(w.acc_h, dr_xw_pow2(kh))), il = dr_xw_unscale(w.acc_l, kl);
         dr_xw_add64(w, ih + il);
     } else {
         /* the two chains' sum is exact (a round's bound covers all its elements); unit 2^(lo - kBias - kFrac) */
