@@ -1,10 +1,12 @@
 /* dreduce-bench: single-GPU performance of dreduce's kernels against CUB and a device-to-device copy.
  *
  * Modes
- *   (default)  the performance table: for each case (int32 sum, float32 sum with float64 accumulation (our
- *              default), float32 sum with float32 accumulation (--acc native), float64 sum, int32/float32 min/max)
- *              and each n, our `multipass` kernel (dr_gpu_plan + dr_gpu_reduce) against cub::DeviceReduce doing the
- *              same work, next to the copy ceiling of the same bytes.
+ *   (default)  the performance table: for every row the tool offers (include/dreduce/table.h: each type, op and
+ *              accumulator, 82 rows; --cases picks some) and each n (2^16, 2^20, 2^24, 2^28, 2^30, 2^31; --sizes
+ *              for others), our `multipass` kernel (dr_gpu_plan + dr_gpu_reduce) against cub::DeviceReduce doing
+ *              the same work, next to the copy ceiling of the same bytes; then a summary, a line per row grouped by
+ *              type (print_summary). bench/row_costs.py splits each row's loss against int32 sum into its
+ *              streaming rate and its fixed cost, from the JSON.
  *   --levels   the tutorial comparison: each teaching level end to end (all of its passes) on 16M int32, plus
  *              multipass, next to the numbers the tutorial claims for an RTX 3080.
  *   --small    latency for small n: time per reduction in a batch of back-to-back reductions, launched from the
@@ -44,9 +46,10 @@
  *                         bytes in both directions is at 100%.
  *   ratio               = CUB time / our time: >= 1 means we are faster.
  *
- * CUB does the same work as ours: int32 sum accumulates in int64 (Sum with an int64 output: CUB accumulates in the
- * output's type), float32 sum with float64 accumulation is TransformReduce(float -> double, plus). Min/max compare
- * with CUB's Min/Max on random data without NaN (CUB's float min/max NaN semantics differ from ours).
+ * CUB does the same work as ours (bench/cub_rows.cuh): where dreduce widens (int32 sum into int64, float32 sum into
+ * float64, every 16-bit float row, ...) TransformReduce with the same widening, else Sum/Min/Max or Reduce with the
+ * op; an exact sum (CUB has none) beside CUB's float64 sum. Min/max compare with CUB's Min/Max on random data without
+ * NaN (CUB's float min/max NaN semantics differ from ours).
  *
  * --small: per n, 10 batches of 1000 back-to-back reductions (no hold kernel, so host launch cost counts), events
  * around each batch; the median batch time / 1000 is the time per reduction. The same 1000 reductions captured in a
