@@ -39,12 +39,12 @@ def timings(path):
 
 
 def fit(sizes):
-    """(R in bytes/s, c in s) from the two largest sizes; None if there are fewer than two."""
+    """(R in bytes/s, c in s) from the two largest sizes, or a string saying why there is none."""
     if len(sizes) < 2:
-        return None
+        return "fewer than two sizes >= 2^28: no fit"
     (t1, b1, _), (t2, b2, _) = (sizes[n] for n in sorted(sizes)[-2:])
     if t2 <= t1:
-        return None
+        return "the larger size took no longer: no fit"
     rate = (b2 - b1) / (t2 - t1)
     return rate, t2 - b2 / rate
 
@@ -55,10 +55,12 @@ def report(path, out):
         raise SystemExit(f"row_costs: {path}: no int32-sum row at n >= 2^28 to compare with")
     base = rows["int32-sum"]
     base_fit = fit(base)
+    if isinstance(base_fit, str):
+        raise SystemExit(f"row_costs: {path}: int32-sum: {base_fit}")
     ns = sorted(base)
     out.write(f"{path}\n")
     out.write(f"{'row':22s} " + " ".join(f"{'GB/s 2^' + str(n.bit_length() - 1):>12s}" for n in ns) +
-              "  % int32 sum      R GB/s  % R   c us  c max | verdict\n")
+              "  % int32 sum         R GB/s  % R   c us  c max | verdict\n")
     for case, sizes in rows.items():
         pct = {n: 100.0 * (b / t) / (base[n][1] / base[n][0]) for n, (t, b, _) in sizes.items() if n in base}
         spread = [f"x{s:.2f} at 2^{n.bit_length() - 1}" for n, (_, _, s) in sorted(sizes.items()) if s > 1.05]
@@ -66,8 +68,10 @@ def report(path, out):
         gbs = " ".join(f"{sizes[n][1] / sizes[n][0] / 1e9:12.1f}" if n in sizes else f"{'-':>12s}" for n in ns)
         pcts = "/".join(f"{pct[n]:.1f}" if n in pct else "-" for n in ns)
         f = fit(sizes)
-        if f is None or base_fit is None:
-            out.write(f"{case:22s} {gbs}  {pcts:15s}  (fewer than two sizes: no fit){note}\n")
+        if not pct:
+            f = "no size in common with int32-sum"
+        if isinstance(f, str):
+            out.write(f"{case:22s} {gbs}  {pcts:17s}  ({f}){note}\n")
             continue
         rate, c = f
         rate_pct = 100.0 * rate / base_fit[0]
@@ -82,7 +86,7 @@ def report(path, out):
             verdict = "fixed cost"
         else:
             verdict = "per element"
-        out.write(f"{case:22s} {gbs}  {pcts:15s} {rate / 1e9:8.0f} {rate_pct:5.1f} {c * 1e6:6.1f} {c_max * 1e6:6.1f} | "
+        out.write(f"{case:22s} {gbs}  {pcts:17s} {rate / 1e9:8.0f} {rate_pct:5.1f} {c * 1e6:6.1f} {c_max * 1e6:6.1f} | "
                   f"{verdict}{note}\n")
     out.write("\n")
 
