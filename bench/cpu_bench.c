@@ -120,7 +120,7 @@ int main(int argc, char **argv)
         for (int r = -1; r < reps; ++r) {
             const double t0 = now_s();
             dr_cpu_reduce(is_f ? DR_FLOAT32 : DR_INT32, DR_SUM, is_f ? DR_ACC_F64 : DR_ACC_I64, is_f ? (void *)f : q,
-                          n, threads, &out, &depth);
+                          n, 0, threads, &out, &depth);
             if (r >= 0) sec[r] = now_s() - t0;
         }
         const stats_t back_s = summarize(sec, reps, bytes);

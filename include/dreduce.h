@@ -86,7 +86,7 @@ extern "C" {
 #endif
 
 #define DREDUCE_VERSION_MAJOR 0
-#define DREDUCE_VERSION_MINOR 1
+#define DREDUCE_VERSION_MINOR 2
 #define DREDUCE_VERSION_PATCH 0
 #define DREDUCE_MAX_PASSES 12 /* most kernel passes one reduction reports */
 
@@ -118,11 +118,18 @@ typedef struct {
                                   overlapped (default 64 MiB) */
 } dreduce_config_t;
 
-/* A reduced value, in its accumulator kind (float64 for an exact sum: dr_acc_result_kind). */
+/* Statistics (DR_STATS): count, sum, min, max, mean, variance. See dr_stats_result_t (dreduce/types.h) for each
+ * field and accum.h ("Statistics") for the rules. */
+typedef dr_stats_result_t dreduce_stats_t;
+
+/* A reduced value, in its accumulator kind (float64 for an exact sum: dr_acc_result_kind). DR_ARGMIN/DR_ARGMAX: kind
+ * DR_ACC_ARG_*, value.arg holds the extreme value and the global index of its first occurrence (DR_ARG_NONE for an
+ * empty array). DR_STATS: kind DR_ACC_STATS_*, the result is `stats`. */
 typedef struct {
     dr_acc_kind_t kind;
     dr_value_t value;
     int valid; /* 1 where the value is the combined result (rank 0, or every rank with allreduce) */
+    dreduce_stats_t stats; /* DR_STATS only */
 } dreduce_result_t;
 
 /* Times of the last dreduce_reduce on this rank, in milliseconds; NaN where this rank had no part in a level. */
@@ -161,15 +168,45 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
 
 /* Optional (collective): plan and allocate for reductions of count elements of (dtype, op) so that the first
  * dreduce_reduce of that shape allocates nothing and problems (a bad dtype, op or count, no memory, staging DEVICE
- * without a CUDA-aware MPI) show up here: every rank returns the worst status of any rank. */
+ * without a CUDA-aware MPI) show up here: every rank returns the worst status of any rank. For argmin/argmax it
+ * also finds where this rank's part starts in the whole array (the counts of the lower ranks summed: one
+ * MPI_Exscan), which dreduce_reduce then uses while it is called with that count. */
 dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, uint64_t count);
 
 /* Reduce this rank's count elements at buf, then combine with the other ranks (collective). buf may be device
  * memory of the context's GPU, managed memory, pinned or pageable host memory (found with cudaPointerGetAttributes;
  * host memory on a GPU context is copied in chunks); NULL when count is 0. *out gets the combined result where it
- * is valid (see dreduce_result_t) and valid = 0 elsewhere. Allocates nothing when the shape was seen before. */
+ * is valid (see dreduce_result_t) and valid = 0 elsewhere. Allocates nothing when the shape was seen before.
+ *
+ * argmin/argmax report a global index: the position of the element in the whole array, the ranks' parts taken in
+ * rank order. On one rank that is the index in buf. On several, each rank must know where its part starts: either
+ * dreduce_prepare(ctx, dtype, op, count) learned it (one MPI_Exscan of the counts, kept while this rank's count
+ * stays that count), or the caller gives it (dreduce_reduce_at). Without either, the call is DR_ERR_USAGE on that
+ * rank (it still joins the combine, so no rank waits). */
 dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
                            dreduce_result_t *out);
+
+/* dreduce_reduce with buf[0] at global index `first` of the whole array (argmin/argmax report first + the index in
+ * buf; other ops ignore it). first + count must stay below DR_ARG_NONE. The parts need not be in rank order, and
+ * ranks may leave gaps: the indices are the caller's. */
+dr_status_t dreduce_reduce_at(dreduce_context_t *ctx, const void *buf, uint64_t count, uint64_t first,
+                              dr_dtype_t dtype, dr_op_t op, dreduce_result_t *out);
+
+/* For bindings that find a rank's own arguments bad before they call dreduce_reduce (a non-contiguous array, a
+ * buffer they cannot read): take part in the call's combine as a rank that failed with `why` (DR_ERR_USAGE or
+ * DR_ERR_RUNTIME), so the other ranks return an error naming this rank instead of waiting for it (collective, like
+ * dreduce_reduce with the same dtype and op). Returns `why`; prints nothing of its own (the caller says why), only
+ * the line dreduce_reduce would print for a dtype or op that is bad on every rank, then returned at once. */
+dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, dr_status_t why,
+                                dreduce_result_t *out);
+
+/* dreduce_create with the communicator given by its Fortran handle (MPI_Comm_c2f; mpi4py: comm.py2f()), for
+ * bindings that cannot name an MPI_Comm, whose C type differs between MPIs. */
+dr_status_t dreduce_create_f(MPI_Fint comm, const dreduce_config_t *cfg, dreduce_context_t **out);
+
+/* sizeof of the API's structs, for bindings that lay them out themselves: "dreduce_config_t", "dreduce_result_t",
+ * "dreduce_timings_t", "dreduce_stats_t", "dreduce_file_t", "dreduce_file_info_t"; 0 for another name. */
+size_t dreduce_struct_size(const char *name);
 
 /* A file to reduce (dreduce_reduce_file). */
 typedef struct {
@@ -226,10 +263,13 @@ const char *dreduce_combine_path(const dreduce_context_t *ctx);
  * NaN) where nothing was measured (one rank, no CUDA-aware MPI, a forced staging, the CPU backend). */
 int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us);
 
-/* The result as a double (integers converted, rounding above 2^53); NaN when r is NULL or not valid. */
+/* The result as a double (integers converted, rounding above 2^53; argmin/argmax: the value); NaN when r is NULL or
+ * not valid, and for stats (read r->stats). */
 double dreduce_result_double(const dreduce_result_t *r);
 
-/* Format a result for humans ("12345", "-0.5", "nan"; "invalid" when r is NULL or not valid) into buf, NUL-terminated
+/* Format a result for humans ("12345", "-0.5", "nan"; argmin/argmax "VALUE at INDEX", or "none" for an empty array;
+ * stats "count=N sum=S mean=M var=V min=A max=B", var the population variance; "invalid" when r is NULL or not
+ * valid) into buf, NUL-terminated
  * within len bytes (buf may be NULL when len is 0). Returns the length of the whole text like snprintf: the text was
  * cut short if that is >= len, so a caller can check, or call again with a buffer of the returned length + 1. */
 int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len);

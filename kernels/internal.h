@@ -18,6 +18,8 @@ DR_DECLARE_LEVEL(shuffle)
 DR_DECLARE_LEVEL(multipass)
 /* Not a level: multipass's exact-sum path (acc DR_ACC_EXACT, rows of DR_EXACT_TABLE), kernels/exact.cu. */
 DR_DECLARE_LEVEL(exact)
+/* Not a level: argmin/argmax and stats (rows of DR_ARG_TABLE and DR_STATS_TABLE), kernels/fused.cu. */
+DR_DECLARE_LEVEL(fused)
 #undef DR_DECLARE_LEVEL
 
 /* Blocks of `block` threads of `kernel` (with `smem` bytes of dynamic shared memory, at most `max_per_sm` per SM)

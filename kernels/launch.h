@@ -36,6 +36,8 @@ typedef struct {
     int device;         /* CUDA device ordinal the buffers live on (sizes the multipass grid) */
     const void *d_in;   /* n elements, naturally aligned (any offset within that: heads are handled) */
     size_t n;
+    uint64_t first_index; /* argmin/argmax: the global index of d_in[0] (the result's index is first_index + the
+                             element's index in d_in); ignored by other ops and by planning */
     void *d_work;       /* plan.work_bytes bytes, 256-byte aligned, zero-filled before its first use with a plan
                            (the kernels leave it so after each complete reduction); reused across calls */
     void *d_result;     /* one accumulator value (dr_acc_kind_size(acc) bytes): device or mapped host memory */
@@ -74,6 +76,11 @@ cudaError_t dr_gpu_hopper_paths(int device, int *yes);
  * where `device` takes the bulk-copy path (DR_GPU_BULK_FROM_BYTES and up on a Hopper), whose threads only reduce
  * shared memory. */
 int dr_gpu_default_block(dr_kernel_t kernel, size_t n, size_t element_bytes, int device);
+
+/* The same for any op: dr_gpu_default_block, except for stats and argmin/argmax (kernels/fused.cu, a register walk
+ * at every size): 1024-thread blocks from 2^21 elements where the H200 read them faster (stats of every type but
+ * float64; argmin/argmax of the 2- and 4-byte types), else 256 (docs/performance.md). */
+int dr_gpu_default_block_op(dr_kernel_t kernel, dr_op_t op, dr_dtype_t dtype, size_t n, int device);
 
 /* Plan r (reads only shape fields: kernel, dtype, op, acc, block, device, n, bulk_from_bytes). Synchronous; cheap
  * after the first call per device. Returns cudaErrorInvalidValue for a shape no kernel supports. */

@@ -77,7 +77,7 @@ static dr_status_t fold_partials(dr_gpu_t *g, dr_chunks_t *c, dr_acc_kind_t acc,
 }
 
 dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel, int block, dr_dtype_t dtype,
-                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots,
+                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots, uint64_t first,
                                  dr_chunk_source_fn src, void *state, dr_chunk_stats_t *st)
 {
     const size_t esize = dr_dtype_size(dtype);
@@ -110,7 +110,7 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
         DR_CUDA_CHECK(cudaMemcpyAsync(c->d_slot[k], ptr, elems * esize, cudaMemcpyHostToDevice, g->copy_stream));
         DR_CUDA_CHECK(cudaEventRecord(c->copied[k], g->copy_stream));
         DR_CUDA_CHECK(cudaStreamWaitEvent(g->stream, c->copied[k], 0));
-        DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, c->d_slot[k], elems, 0));
+        DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, c->d_slot[k], elems, first + st->elems, 0));
         g->req.d_result = c->d_partials + waiting++;
         DR_CUDA_CHECK(cudaEventRecord(c->kstart[k], g->stream));
         DR_CUDA_CHECK(dr_gpu_reduce(&g->req, &g->plan, g->stream, NULL));
@@ -135,8 +135,8 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
 }
 
 dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc,
-                                 size_t slot_elems, dr_chunk_source_fn src, void *state, dr_partial_t *out,
-                                 dr_chunk_stats_t *st)
+                                 size_t slot_elems, uint64_t first, dr_chunk_source_fn src, void *state,
+                                 dr_partial_t *out, dr_chunk_stats_t *st)
 {
     const size_t esize = dr_dtype_size(dtype);
     memset(st, 0, sizeof *st);
@@ -162,7 +162,7 @@ dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype,
         st->read_ms += r1 - r0;
         if (elems == 0) continue;
         uint64_t d = 0;
-        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ptr, elems, nthreads, &c->cpu_chunk, &d));
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ptr, elems, first + st->elems, nthreads, &c->cpu_chunk, &d));
         st->local_ms += now_ms() - r1;
         if (st->chunks == 0) *out = c->cpu_chunk;
         else dr_partial_combine(acc, op, out, &c->cpu_chunk);

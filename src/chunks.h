@@ -45,15 +45,16 @@ typedef struct {
 } dr_chunk_stats_t;
 
 /* Reduce every chunk of src on GPU g (kernel, block as dr_gpu_set_shape) into one partial, stored at g's partial
- * target. slot_elems: elements per chunk; use_slots: the source reads into pinned slots (else it only points). */
+ * target. slot_elems: elements per chunk; use_slots: the source reads into pinned slots (else it only points).
+ * first: the global index of the source's first element (argmin/argmax: each chunk's indices follow on). */
 dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel, int block, dr_dtype_t dtype,
-                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots,
+                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots, uint64_t first,
                                  dr_chunk_source_fn src, void *state, dr_chunk_stats_t *st);
 
 /* The same on the CPU backend (nthreads threads); the partial goes to *out. The source reads into one host slot. */
 dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc,
-                                 size_t slot_elems, dr_chunk_source_fn src, void *state, dr_partial_t *out,
-                                 dr_chunk_stats_t *st);
+                                 size_t slot_elems, uint64_t first, dr_chunk_source_fn src, void *state,
+                                 dr_partial_t *out, dr_chunk_stats_t *st);
 
 void dr_chunks_free(dr_chunks_t *c);
 

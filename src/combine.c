@@ -87,7 +87,9 @@ static void record_merge(const dr_record_t *in, dr_record_t *io)
 
 size_t dr_record_bytes(dr_acc_mode_t mode)
 {
-    return offsetof(dr_record_t, value) + (mode == DR_ACC_MODE_EXACT ? sizeof(dr_exact_t) : sizeof(dr_value_t));
+    /* The largest partial of the mode: stats (count, moments, sum, min, max) outgrow a dr_value_t, and in the exact
+     * mode the stats' exact sum outgrows a dr_exact_t. */
+    return offsetof(dr_record_t, value) + (mode == DR_ACC_MODE_EXACT ? sizeof(dr_stats_exact_t) : sizeof(dr_stats_t));
 }
 
 /* The MPI op: MPI hands byte buffers of *len records of the datatype's size (dr_record_bytes), not necessarily

@@ -63,7 +63,8 @@ typedef struct {
 
 /* The record of one rank (or of several, combined). The value comes last, where the kernel writes the partial, so
  * that a context whose partials are one register wide sends only the record's head and a dr_value_t
- * (dr_record_bytes): an exact partial (dr_exact_t, 552 bytes) travels only in contexts with the exact acc_mode. */
+ * (dr_record_bytes): a dr_stats_t (56 bytes, the largest one-register-family partial) in the wide and native modes;
+ * an exact partial (dr_stats_exact_t, 608 bytes) only in contexts with the exact acc_mode. */
 typedef struct {
     dr_sig_range_t sig[DR_SIG_COUNT];
     int32_t ranks;                  /* ranks combined into this record */

@@ -33,6 +33,9 @@ struct dreduce_context {
     dr_partial_t partial; /* CPU backend: this rank's partial of the last reduction */
     int have_partial;
     dreduce_timings_t timings;
+    int have_first;         /* dreduce_prepare of an argmin/argmax found where this rank's part starts: */
+    uint64_t first_count;   /* for parts of this many elements, */
+    uint64_t first_index;   /* at this global index (the counts of the lower ranks summed) */
 };
 
 /* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */

@@ -18,6 +18,7 @@
 #include "parallel.h"
 #include "reference.h"
 #include "shard.h"
+#include "stats.h"
 #include "timing.h"
 #include "watchdog.h"
 
@@ -364,6 +365,14 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op, dr_acc_mode_t mode)
                  dr_dtype_name(dtype));
         return DR_ERR_USAGE;
     }
+    if (!dr_acc_mode_valid(dtype, op, mode) && mode == DR_ACC_NATIVE) {
+        dr_error("%s native means nothing for op %s (%s): use %s wide or exact", DR_NAME("cfg.acc_mode", "--acc"),
+                 dr_op_name(op),
+                 op == DR_STATS ? "its moments are float64, its sums exact or float64"
+                                : "it compares the values themselves, exactly",
+                 DR_NAME("cfg.acc_mode", "--acc"));
+        return DR_ERR_USAGE;
+    }
     if (!dr_acc_mode_valid(dtype, op, mode)) {
         dr_error("op %s of %s has no exact mode (%s exact: sums exactly; min and max are exact anyway): use %s wide "
                  "or native for products",
@@ -372,6 +381,17 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op, dr_acc_mode_t mode)
         return DR_ERR_USAGE;
     }
     return DR_OK;
+}
+
+/* stats, argmin and argmax reduce on a GPU with the multipass kernel only (kernels/fused.cu: the teaching levels
+ * accumulate one register). cfg.kernel is each rank's own: a rank's error of its own. */
+static dr_status_t check_kernel(const dreduce_context_t *ctx, dr_op_t op)
+{
+    if (!ctx->is_gpu || ctx->cfg.kernel == DR_KERNEL_MULTIPASS || (op != DR_STATS && !dr_op_is_arg(op)))
+        return DR_OK;
+    dr_error("op %s runs with the multipass kernel only, and %s is %s (the teaching levels accumulate one register)",
+             dr_op_name(op), DR_NAME("cfg.kernel", "--kernel"), dr_kernel_name(ctx->cfg.kernel));
+    return DR_ERR_USAGE;
 }
 
 /* The count checks of dreduce_reduce, for dreduce_prepare (dtype already checked). */
@@ -421,14 +441,30 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
      * do) still meets the others there, and every rank returns the same status. */
     dr_status_t s = check_shape(dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = check_count(dtype, count);
+    if (s == DR_OK) s = check_kernel(ctx, op);
     if (s == DR_OK && ctx->is_gpu) s = dr_gpu_use(&ctx->gpu);
     if (s == DR_OK) {
         const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
         s = ensure_combine(ctx, acc, op);
         if (s == DR_OK && ctx->is_gpu)
-            s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count, 0);
+            s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count, 0, 0);
     }
-    return dr_context_agree(ctx, s, "prepare (every rank reporting its plan)");
+    s = dr_context_agree(ctx, s, "prepare (every rank reporting its plan)");
+    if (s != DR_OK || ctx->topo.nranks == 1) return s;
+    /* Where this rank's part starts, the parts in rank order (argmin/argmax use it). Made for every op: a rank whose op
+     * differs from the others' must not leave them in a collective it skips. */
+    uint64_t before = 0;
+    dr_watchdog_enter(ctx->wd, "prepare (MPI_Exscan of the ranks' counts)");
+    const int rc = MPI_Exscan(&count, &before, 1, MPI_UINT64_T, MPI_SUM, ctx->topo.comm);
+    dr_watchdog_leave(ctx->wd);
+    if (rc != MPI_SUCCESS) {
+        dr_error("dreduce_prepare: MPI_Exscan of the ranks' counts failed");
+        return DR_ERR_RUNTIME;
+    }
+    ctx->have_first = dr_op_is_arg(op);
+    ctx->first_count = count;
+    ctx->first_index = ctx->topo.rank == 0 ? 0 : before; /* MPI_Exscan leaves rank 0's undefined */
+    return DR_OK;
 }
 
 /* Where buf lives, for a GPU context: *on_device 1 device-accessible (device or managed memory of our GPU), 0 host;
@@ -561,6 +597,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         out->kind = dr_acc_result_kind(ctx->comb.acc);
         out->valid = 1;
         dr_partial_result(ctx->comb.acc, &rec.value, &out->value);
+        if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &rec.value, &out->stats);
     }
     tm->total_ms = dr_now_ms() - t0;
     return s;
@@ -588,13 +625,20 @@ static void record_chunks(dreduce_timings_t *tm, const dr_chunk_stats_t *st, siz
 
 /* This rank's local level of dreduce_reduce: its partial into the combine's record. Errors here are this rank's
  * alone (its buffer, its count, its GPU); the caller still joins the combine. */
-static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op)
+static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_t count, uint64_t first,
+                                dr_dtype_t dtype, dr_op_t op)
 {
     if (!buf && count > 0) {
         dr_error("NULL buffer with count %llu (NULL is allowed only for count 0)", (unsigned long long)count);
         return DR_ERR_USAGE;
     }
     DR_CHECK(check_count(dtype, count));
+    DR_CHECK(check_kernel(ctx, op));
+    if (dr_op_is_arg(op) && count > DR_ARG_NONE - first) {
+        dr_error("first index %llu + count %llu passes the largest index argmin/argmax can report (2^64 - 2)",
+                 (unsigned long long)first, (unsigned long long)count);
+        return DR_ERR_USAGE;
+    }
     if (ctx->is_gpu) DR_CHECK(dr_gpu_use(&ctx->gpu));
     const size_t esize = dr_dtype_size(dtype);
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
@@ -603,7 +647,7 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
     if (count > 0 && ctx->is_gpu) DR_CHECK(classify(ctx, buf, &on_device, &managed));
     dreduce_timings_t *tm = &ctx->timings;
     if (ctx->is_gpu && (on_device || count == 0)) {
-        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count, managed));
+        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count, first, managed));
         const double l0 = dr_now_ms();
         DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, ctx->pass_events ? tm->pass_ms : NULL));
         const double host_ms = dr_now_ms() - l0;
@@ -623,13 +667,14 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         dr_chunk_stats_t st;
         const size_t slot = ctx->cfg.chunk_bytes / esize;
         DR_CHECK(dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, slot,
-                                      0, host_next, &src, &st));
+                                      0, first, host_next, &src, &st));
         record_chunks(tm, &st, esize, 0);
     } else {
         if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
         const double l0 = dr_now_ms();
         uint64_t depth = 0;
-        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, buf, (size_t)count, ctx->threads, &ctx->partial, &depth));
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, buf, (size_t)count, first, ctx->threads, &ctx->partial,
+                                       &depth));
         memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
         tm->local_ms = tm->pass_ms[0] = dr_now_ms() - l0;
         tm->passes = 1;
@@ -641,8 +686,9 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
     return DR_OK;
 }
 
-dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
-                           dreduce_result_t *out)
+/* dreduce_reduce and dreduce_reduce_at: first_given 0 takes the index dreduce_prepare found (argmin/argmax). */
+static dr_status_t reduce_call(dreduce_context_t *ctx, const void *buf, uint64_t count, int first_given,
+                               uint64_t first, dr_dtype_t dtype, dr_op_t op, dreduce_result_t *out)
 {
     const double t0 = dr_now_ms();
     /* A NULL out is this rank's own error: it still joins the combine (with a result nobody reads), so the other
@@ -661,11 +707,81 @@ dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t cou
     dr_signature_t sig;
     make_signature(ctx, dtype, op, &sig);
     dr_status_t local = DR_ERR_USAGE;
-    if (out) local = reduce_local(ctx, buf, count, dtype, op);
-    else dr_error("dreduce_reduce: out is NULL");
+    int placed = 1;
+    if (!first_given && dr_op_is_arg(op)) {
+        if (ctx->topo.nranks == 1) {
+            first = 0;
+        } else if (ctx->have_first && ctx->first_count == count) {
+            first = ctx->first_index;
+        } else {
+            placed = 0;
+            dr_error("%s on %d ranks needs each rank's place in the whole array: call dreduce_prepare(ctx, dtype, "
+                     "op, %llu) first (it learns it from the ranks' counts), or dreduce_reduce_at with the index of "
+                     "this rank's first element%s", dr_op_name(op), ctx->topo.nranks, (unsigned long long)count,
+                     ctx->have_first ? " (dreduce_prepare saw another count on this rank)" : "");
+            out = NULL; /* this rank's error: it joins the combine flagged as failed */
+        }
+    }
+    if (out) local = reduce_local(ctx, buf, count, first, dtype, op);
+    else if (placed) dr_error("dreduce_reduce: out is NULL");
     const dr_status_t s = finish(ctx, local, &sig, res, t0);
     dr_watchdog_leave(ctx->wd); /* disarmed on every return path */
     return s;
+}
+
+dr_status_t dreduce_reduce(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, dr_op_t op,
+                           dreduce_result_t *out)
+{
+    return reduce_call(ctx, buf, count, 0, 0, dtype, op, out);
+}
+
+dr_status_t dreduce_reduce_at(dreduce_context_t *ctx, const void *buf, uint64_t count, uint64_t first,
+                              dr_dtype_t dtype, dr_op_t op, dreduce_result_t *out)
+{
+    return reduce_call(ctx, buf, count, 1, first, dtype, op, out);
+}
+
+dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, dr_status_t why,
+                                dreduce_result_t *out)
+{
+    const double t0 = dr_now_ms();
+    dreduce_result_t unread;
+    dreduce_result_t *res = out ? out : &unread;
+    memset(res, 0, sizeof *res);
+    if (!ctx) {
+        dr_error("dreduce_reduce_fail: ctx is NULL");
+        return DR_ERR_USAGE;
+    }
+    if (why == DR_OK) why = DR_ERR_USAGE; /* a failure it must be */
+    DR_CHECK(check_shape(dtype, op, ctx->cfg.acc_mode));
+    reset_timings(&ctx->timings);
+    ctx->have_partial = 0;
+    dr_signature_t sig;
+    make_signature(ctx, dtype, op, &sig);
+    const dr_status_t s = finish(ctx, why, &sig, res, t0);
+    dr_watchdog_leave(ctx->wd);
+    return s == DR_OK ? why : s;
+}
+
+dr_status_t dreduce_create_f(MPI_Fint comm, const dreduce_config_t *cfg, dreduce_context_t **out)
+{
+    int up = 0;
+    MPI_Initialized(&up);
+    if (!up) return dreduce_create(MPI_COMM_WORLD, cfg, out); /* which says MPI is not initialized */
+    return dreduce_create(MPI_Comm_f2c(comm), cfg, out);
+}
+
+size_t dreduce_struct_size(const char *name)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } sizes[] = {{"dreduce_config_t", sizeof(dreduce_config_t)},   {"dreduce_result_t", sizeof(dreduce_result_t)},
+                 {"dreduce_timings_t", sizeof(dreduce_timings_t)}, {"dreduce_stats_t", sizeof(dreduce_stats_t)},
+                 {"dreduce_file_t", sizeof(dreduce_file_t)},       {"dreduce_file_info_t", sizeof(dreduce_file_info_t)}};
+    for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; ++i)
+        if (strcmp(name, sizes[i].name) == 0) return sizes[i].size;
+    return 0;
 }
 
 void dreduce_file_init(dreduce_file_t *f, const char *path)
@@ -753,6 +869,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     DR_CHECK(open_file(ctx, file, op, &in, &fi));
     const size_t esize = dr_dtype_size(fi.dtype);
     dr_status_t s = check_shape(fi.dtype, op, ctx->cfg.acc_mode);
+    if (s == DR_OK) s = check_kernel(ctx, op);
     const dr_acc_kind_t acc = dr_acc_select(fi.dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = ensure_combine(ctx, acc, op);
     if ((s = dr_context_agree(ctx, s, "read (every rank ready to read its share)")) != DR_OK) {
@@ -771,9 +888,9 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     s = dr_input_stream_begin(&in, fi.first, fi.mine, slot, &stream);
     if (s == DR_OK && ctx->is_gpu)
         s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, fi.dtype, op, acc, slot,
-                                 1, file_next, &stream, &st);
+                                 1, fi.first, file_next, &stream, &st);
     else if (s == DR_OK) {
-        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, fi.dtype, op, acc, slot, file_next, &stream,
+        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, fi.dtype, op, acc, slot, fi.first, file_next, &stream,
                                  &ctx->partial, &st);
         if (s == DR_OK) memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
     }
@@ -804,8 +921,10 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
         DR_CHECK(dr_gpu_use(&ctx->gpu));
         DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &p));
         dr_partial_result(ctx->comb.acc, &p, &out->value);
+        if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &p, &out->stats);
     } else {
         dr_partial_result(ctx->comb.acc, &ctx->partial, &out->value);
+        if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &ctx->partial, &out->stats);
     }
     out->kind = dr_acc_result_kind(ctx->comb.acc);
     out->valid = 1; /* only once the value is in hand */
@@ -838,8 +957,8 @@ int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, doubl
 
 double dreduce_result_double(const dreduce_result_t *r)
 {
-    if (!r || !r->valid) return NAN;
-    switch (r->kind) {
+    if (!r || !r->valid || dr_acc_kind_is_stats(r->kind)) return NAN;
+    switch (dr_acc_kind_is_arg(r->kind) ? dr_acc_scalar_kind(r->kind) : r->kind) {
     case DR_ACC_I32: return (double)r->value.i32;
     case DR_ACC_U32: return (double)r->value.u32;
     case DR_ACC_I64: return (double)r->value.i64;
@@ -852,6 +971,29 @@ double dreduce_result_double(const dreduce_result_t *r)
 int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
 {
     if (!r || !r->valid) return snprintf(buf, len, "%s", "invalid");
+    char a[64], b[64], sum[64];
+    if (dr_acc_kind_is_arg(r->kind)) {
+        if (r->value.arg.index == DR_ARG_NONE) return snprintf(buf, len, "%s", "none");
+        dr_value_t v;
+        memset(&v, 0, sizeof v);
+        memcpy(&v, &r->value.arg.value, sizeof r->value.arg.value);
+        dr_value_format(dr_acc_scalar_kind(r->kind), &v, a, sizeof a);
+        return snprintf(buf, len, "%s at %llu", a, (unsigned long long)r->value.arg.index);
+    }
+    if (dr_acc_kind_is_stats(r->kind)) {
+        const dreduce_stats_t *st = &r->stats;
+        dr_value_t lo, hi;
+        memset(&lo, 0, sizeof lo);
+        memset(&hi, 0, sizeof hi);
+        memcpy(&lo, &st->min, sizeof st->min);
+        memcpy(&hi, &st->max, sizeof st->max);
+        dr_value_format(st->kind, &lo, a, sizeof a);
+        dr_value_format(st->kind, &hi, b, sizeof b);
+        if (st->sum_is_int) dr_int128_format(st->sum_int, r->kind == DR_ACC_STATS_I64, sum, sizeof sum);
+        else snprintf(sum, sizeof sum, "%.17g", st->sum);
+        return snprintf(buf, len, "count=%llu sum=%s mean=%.17g var=%.17g min=%s max=%s",
+                        (unsigned long long)st->count, sum, st->mean, st->var_pop, a, b);
+    }
     return dr_value_format(r->kind, &r->value, buf, len);
 }
 

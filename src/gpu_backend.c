@@ -62,7 +62,7 @@ dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what)
 }
 
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
-                             dr_acc_kind_t acc, const void *d_in, uint64_t n, int managed)
+                             dr_acc_kind_t acc, const void *d_in, uint64_t n, uint64_t first, int managed)
 {
     if (n > SIZE_MAX / 16) {
         dr_error("%llu elements do not fit in this process's address space", (unsigned long long)n);
@@ -70,11 +70,12 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     }
     const size_t bulk_from = managed ? SIZE_MAX : 0; /* 0: the kernels' default */
     g->managed_in = managed;
-    if (block == 0) block = dr_gpu_default_block(kernel, (size_t)n, dr_dtype_size(dtype), g->device);
+    if (block == 0) block = dr_gpu_default_block_op(kernel, op, dtype, (size_t)n, g->device);
     dr_gpu_reduce_t *r = &g->req;
     const int same = g->planned && r->kernel == kernel && r->block == block && r->dtype == dtype && r->op == op &&
                      r->acc == acc && r->n == (size_t)n && r->bulk_from_bytes == bulk_from;
     r->d_in = d_in;
+    r->first_index = first;
     r->d_result = g->partial_target;
     if (same) return DR_OK;
     g->planned = 0;
@@ -88,6 +89,7 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     r->n = (size_t)n;
     r->bulk_from_bytes = bulk_from;
     r->d_in = d_in;
+    r->first_index = first;
     r->d_result = g->partial_target;
     cudaError_t perr = dr_gpu_plan(r, &g->plan);
     if (perr == cudaErrorInvalidValue) {

@@ -47,9 +47,10 @@ dr_status_t dr_gpu_use(const dr_gpu_t *g);
 /* Plan a reduction of n elements of dtype at d_in (device memory; `managed`: managed memory) with (op, acc) by
  * `kernel` with `block` threads (0: dr_gpu_default_block), and make sure the workspace is large enough. Replanning
  * is skipped when the shape is the last one; only d_in changes then. Managed memory keeps multipass to its register
- * loop: its bulk copies were not tested on pages that may have to migrate. */
+ * loop: its bulk copies were not tested on pages that may have to migrate. first: the global index of d_in[0]
+ * (argmin/argmax), set like d_in on every call. */
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
-                             dr_acc_kind_t acc, const void *d_in, uint64_t n, int managed);
+                             dr_acc_kind_t acc, const void *d_in, uint64_t n, uint64_t first, int managed);
 
 /* Make the kernels write the partial to d_ptr, the device address of mapped pinned host memory whose host address is
  * h_ptr (NULL, NULL: back to d_result). */

@@ -169,9 +169,10 @@ static dr_status_t probe_input(dreduce_context_t *ctx, dr_options_t *o, dreduce_
     return DR_OK;
 }
 
-/* --input with --verify: the host reference over this rank's share, read again (in chunks) from the file. */
+/* --input with --verify: the host reference over this rank's share, read again (in chunks) from the file; start 1: a
+ * fresh reference, 0: more of the same (a stats reference's pass 2). */
 static dr_status_t reference_of_file(dreduce_context_t *ctx, const dr_options_t *o, const dreduce_file_t *file,
-                                     dr_acc_kind_t acc, uint64_t first, uint64_t count, dr_reference_t *ref)
+                                     dr_acc_kind_t acc, uint64_t first, uint64_t count, dr_reference_t *ref, int start)
 {
     dr_input_spec_t spec;
     dr_file_spec(file, o->op, o->acc_mode, &spec);
@@ -181,15 +182,41 @@ static dr_status_t reference_of_file(dreduce_context_t *ctx, const dr_options_t 
     void *buf = malloc((size_t)chunk * in.elem_size);
     dr_input_stream_t st;
     dr_status_t s = buf ? dr_input_stream_begin(&in, first, count, chunk, &st) : DR_ERR_RUNTIME;
-    dr_reference_init(ref, acc, o->op);
+    if (start) dr_reference_init(ref, acc, o->op);
+    uint64_t at = first; /* the global index of the chunk's first element (argmin/argmax) */
     for (int done = 0; s == DR_OK && !done;) {
         uint64_t got = 0;
         s = dr_input_stream_next(&st, buf, &got, &done);
-        if (s == DR_OK && got) dr_reference_add(ref, o->dtype, buf, (size_t)got, ctx->threads);
+        if (s == DR_OK && got) dr_reference_add(ref, o->dtype, buf, (size_t)got, at, ctx->threads);
+        at += got;
     }
     free(buf);
     dr_input_close(&in);
     return s;
+}
+
+/* This rank's elements into its reference (start 1: a fresh one; 0: a stats reference's pass 2), generated again
+ * or read again from the file. */
+static dr_status_t feed_reference(dreduce_context_t *ctx, const dr_options_t *o, int from_file,
+                                  const dreduce_file_t *file, dr_acc_kind_t acc, uint64_t first, uint64_t count,
+                                  dr_reference_t *ref, int start)
+{
+    if (from_file) return reference_of_file(ctx, o, file, acc, first, count, ref, start);
+    if (start) dr_reference_compute(&o->gen, acc, first, count, ctx->threads, ref);
+    else dr_reference_generate(&o->gen, first, count, ctx->threads, ref);
+    return DR_OK;
+}
+
+/* The same result, to the bit: the value (argmin/argmax: value and index), or every field of statistics. */
+static int same_result(const dreduce_result_t *a, const dreduce_result_t *b, size_t acc_size)
+{
+    if (!dr_acc_kind_is_stats(a->kind)) return memcmp(&a->value, &b->value, acc_size) == 0;
+    const dreduce_stats_t *x = &a->stats, *y = &b->stats;
+    const double fx[] = {x->sum, x->mean, x->m2, x->var_pop, x->var_sample},
+                 fy[] = {y->sum, y->mean, y->m2, y->var_pop, y->var_sample};
+    return x->count == y->count && x->kind == y->kind && x->min.u64 == y->min.u64 && x->max.u64 == y->max.u64 &&
+           memcmp(fx, fy, sizeof fx) == 0 && x->sum_is_int == y->sum_is_int && x->sum_int.lo == y->sum_int.lo &&
+           x->sum_int.hi == y->sum_int.hi;
 }
 
 static void first_line(char *s)
@@ -296,12 +323,12 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         if (dr_watchdog_barrier(ctx->wd, topo->comm) != DR_OK) abort_job(DR_ERR_RUNTIME);
         dr_watchdog_leave(ctx->wd);
         s = from_file ? dreduce_reduce_file(ctx, &file, o->op, &result, NULL)
-                      : dreduce_reduce(ctx, shard.in, count, o->dtype, o->op, &result);
+                      : dreduce_reduce_at(ctx, shard.in, count, first, o->dtype, o->op, &result);
         if (s != DR_OK) abort_job(s);
         dreduce_timings(ctx, &tm);
         if (result.valid) {
             if (it == 0) first_result = result;
-            else if (memcmp(&result.value, &first_result.value, acc_size) != 0) deterministic = 0;
+            else if (!same_result(&result, &first_result, acc_size)) deterministic = 0;
         }
         if (it < o->warmup) continue;
         const int k = it - o->warmup;
@@ -328,13 +355,32 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     int local_bad = 0, any_local_bad = 0;
     if (o->verify) {
         dr_reference_t ref, *refs = NULL;
-        if (!from_file) dr_reference_compute(&o->gen, acc, first, count, ctx->threads, &ref);
-        else if (reference_of_file(ctx, o, &file, acc, first, count, &ref) != DR_OK) abort_job(DR_ERR_RUNTIME);
+        if (feed_reference(ctx, o, from_file, &file, acc, first, count, &ref, 1) != DR_OK) abort_job(DR_ERR_RUNTIME);
+        if (rank == 0 && !(refs = malloc((size_t)nranks * sizeof *refs))) abort_job(DR_ERR_RUNTIME);
+        if (dr_reference_needs_pass2(&ref)) {
+            /* stats: m2 is checked against sum (x - mean)^2 about the whole array's exact mean, so the ranks' pass-1
+             * references meet on rank 0 first, and every rank then sums about that mean (its pass 2). */
+            double center[2] = {0.0, 0.0};
+            dr_watchdog_enter(ctx->wd, "verify (gathering the references' first pass)");
+            DR_MPI_CHECK(MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0,
+                                    MPI_COMM_WORLD));
+            if (rank == 0) {
+                dr_reference_t whole = refs[0];
+                for (int i = 1; i < nranks; ++i) dr_reference_merge(&whole, &refs[i]);
+                dr_reference_stats_center(&whole, center);
+            }
+            DR_MPI_CHECK(MPI_Bcast(center, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+            dr_watchdog_leave(ctx->wd);
+            dr_reference_begin_pass2(&ref, center);
+            if (feed_reference(ctx, o, from_file, &file, acc, first, count, &ref, 0) != DR_OK)
+                abort_job(DR_ERR_RUNTIME);
+        }
         /* Each rank checks its own partial first, so a wrong result names the rank and level that made it. */
         dreduce_result_t partial;
         dr_check_t local_check;
         if (dreduce_local_partial(ctx, &partial) != DR_OK) abort_job(DR_ERR_RUNTIME);
-        dr_reference_check(&ref, &partial.value, depth, &local_check);
+        if (dr_acc_kind_is_stats(acc)) dr_reference_check_stats(&ref, &partial.stats, depth, &local_check);
+        else dr_reference_check(&ref, &partial.value, depth, &local_check);
         if (!local_check.pass) {
             local_bad = 1;
             dr_error("verification failed at level local (this rank's shard, elements %" PRIu64 "..%" PRIu64
@@ -343,15 +389,17 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
         dr_watchdog_enter(ctx->wd, "verify (gathering the ranks' checks)");
         DR_MPI_CHECK(MPI_Allreduce(&local_bad, &any_local_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
         dr_watchdog_leave(ctx->wd);
-        if (rank == 0 && !(refs = malloc((size_t)nranks * sizeof *refs))) abort_job(DR_ERR_RUNTIME);
         dr_watchdog_enter(ctx->wd, "verify (gathering the references)");
         DR_MPI_CHECK(MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD));
         dr_watchdog_leave(ctx->wd);
         if (rank == 0) {
             dr_reference_t total = refs[0];
             for (int i = 1; i < nranks; ++i) dr_reference_merge(&total, &refs[i]);
-            /* The combine adds at most one rounding per rank (a linear chain, whatever algorithm MPI picks). */
-            dr_reference_check(&total, &result.value, max_depth + (uint64_t)nranks, &check);
+            /* The combine adds at most one rounding (or merge) per rank (a linear chain, whatever algorithm MPI
+             * picks). */
+            const uint64_t total_depth = max_depth + (uint64_t)nranks;
+            if (dr_acc_kind_is_stats(acc)) dr_reference_check_stats(&total, &result.stats, total_depth, &check);
+            else dr_reference_check(&total, &result.value, total_depth, &check);
             free(refs);
         }
     }
@@ -403,7 +451,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
             .opt = o, .nranks = nranks, .nnodes = topo->nnodes, .emulated = topo->emulated,
             .n_total = o->scaling == DR_SCALING_WEAK ? o->n * (uint64_t)nranks : o->n, .acc = acc,
             .path_text = dreduce_combine_path(ctx), .path_us = {NAN, NAN}, .mpi_library = lib, .result = result.value,
-            .deterministic = deterministic, .check = check, .ranks = recs,
+            .stats = result.stats, .deterministic = deterministic, .check = check, .ranks = recs,
         };
         dreduce_combine_costs(ctx, &rep.path_us[0], &rep.path_us[1]);
         if (dr_report_write(&rep, out) != 0 || (out != stdout && fclose(out) != 0)) {

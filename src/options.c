@@ -23,11 +23,14 @@ static const char usage_text[] =
     "  -n, --count N        elements (default 16Mi); suffixes K M G T (x1000) or Ki Mi Gi Ti (x1024)\n"
     "  -t, --type T         int8 uint8 int16 uint16 int32 int64 uint32 uint64 float32 float64 float16 bfloat16\n"
     "                       (default float32)\n"
-    "      --op OP          sum min max prod band bor bxor (default sum; band/bor/bxor: integer types)\n"
+    "      --op OP          sum min max prod band bor bxor (default sum; band/bor/bxor: integer types);\n"
+    "                       stats: count, sum, mean, variance, min, max in one pass; argmin argmax: the extreme\n"
+    "                       value and the global index of its first occurrence (the first NaN if there is one)\n"
     "      --acc MODE       wide (default): float sums/products accumulate in float64;\n"
-    "                       native: in the input type (float32 for the 16-bit types);\n"
-    "                       exact: float sums without rounding, the exact sum rounded once to float64 (the same\n"
-    "                       bits for any ranks, GPUs, threads or chunks; sums only: not with --op prod)\n"
+    "                       native: in the input type (float32 for the 16-bit types; not for stats, argmin,\n"
+    "                       argmax); exact: float sums without rounding, the exact sum rounded once to float64\n"
+    "                       (the same bits for any ranks, GPUs, threads or chunks; sums and stats' sum and mean:\n"
+    "                       not with --op prod)\n"
     "      --data D         random (default) | iota | ones | const:V | spread (floats: random signs and binades\n"
     "                       over the type's range; integers and products: as random)\n"
     "      --seed S         seed of the random data (default 1)\n"
@@ -546,6 +549,20 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
         static const char *const names[] = {"auto", "device", "host", "mapped"};
         fail(err, errlen, "--staging %s cannot be used with --device cpu (staging is how a GPU's partial reaches MPI; "
              "the CPU backend's partials are host memory already)", names[o->staging]);
+        return DR_PARSE_ERROR;
+    }
+    /* stats, argmin, argmax: no native mode whatever the type (they have no float sum or product to narrow), so
+     * this holds for an --input of unknown type too. */
+    if ((o->op == DR_STATS || dr_op_is_arg(o->op)) && o->acc_mode == DR_ACC_NATIVE) {
+        const char *why = o->op == DR_STATS ? "its moments are float64 and its sum exact or float64 whatever the type"
+                                            : "it compares the values themselves and accumulates nothing";
+        fail(err, errlen, "--acc native cannot be used with --op %s (%s): use --acc wide (the default) or exact",
+             dr_op_name(o->op), why);
+        return DR_PARSE_ERROR;
+    }
+    if ((o->op == DR_STATS || dr_op_is_arg(o->op)) && o->kernel != DR_KERNEL_MULTIPASS) {
+        fail(err, errlen, "--op %s cannot be used with --kernel %s (it runs on the multipass kernel; the teaching "
+             "levels accumulate one value in one register)", dr_op_name(o->op), dr_kernel_name(o->kernel));
         return DR_PARSE_ERROR;
     }
     if (!dr_op_valid(o->dtype, o->op) && !(o->input[0] && !o->type_given)) {

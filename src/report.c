@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "timing.h"
 
 static const char *const level_names[DR_LEVEL_COUNT] = {
@@ -89,6 +90,60 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
     return n;
 }
 
+/* ---- the result as text: one value; argmin/argmax "VALUE at INDEX" ("none" for no element); stats field by field
+ * ---- */
+typedef struct {
+    char count[24], sum[48], mean[32], var_pop[32], var_sample[32], m2[32], min[32], max[32];
+} stats_text_t;
+
+static void f64_text(double x, char *buf, size_t len)
+{
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    v.f64 = x;
+    dr_value_format(DR_ACC_F64, &v, buf, len);
+}
+
+static void stats_text(const dr_report_t *r, stats_text_t *t)
+{
+    const dr_stats_result_t *st = &r->stats;
+    snprintf(t->count, sizeof t->count, "%" PRIu64, st->count);
+    if (st->sum_is_int) dr_int128_format(st->sum_int, st->kind == DR_ACC_I64, t->sum, sizeof t->sum);
+    else f64_text(st->sum, t->sum, sizeof t->sum);
+    f64_text(st->mean, t->mean, sizeof t->mean);
+    f64_text(st->var_pop, t->var_pop, sizeof t->var_pop);
+    f64_text(st->var_sample, t->var_sample, sizeof t->var_sample);
+    f64_text(st->m2, t->m2, sizeof t->m2);
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    memcpy(&v, &st->min, sizeof st->min);
+    dr_value_format(st->kind, &v, t->min, sizeof t->min);
+    memcpy(&v, &st->max, sizeof st->max);
+    dr_value_format(st->kind, &v, t->max, sizeof t->max);
+}
+
+static int has_index(const dr_report_t *r) { return dr_acc_kind_is_arg(r->acc) && r->result.arg.index != DR_ARG_NONE; }
+
+/* The result's one-line text: the table's (with_index 1: argmin/argmax "VALUE at INDEX"), JSON's result.value and
+ * CSV's result column (with_index 0: the value alone, the index has a field of its own). */
+static void result_text(const dr_report_t *r, int with_index, char *buf, size_t len)
+{
+    if (dr_acc_kind_is_stats(r->acc)) {
+        stats_text_t t;
+        stats_text(r, &t);
+        snprintf(buf, len, "count=%s sum=%s mean=%s var_pop=%s var_sample=%s min=%s max=%s", t.count, t.sum, t.mean,
+                 t.var_pop, t.var_sample, t.min, t.max);
+    } else if (dr_acc_kind_is_arg(r->acc)) {
+        char v[64];
+        dr_value_format(r->acc, &r->result, v, sizeof v);
+        if (!has_index(r)) snprintf(buf, len, "none");
+        else if (with_index) snprintf(buf, len, "%s at %" PRIu64, v, r->result.arg.index);
+        else snprintf(buf, len, "%s", v);
+    } else {
+        dr_value_format(r->acc, &r->result, buf, len);
+    }
+}
+
 static const char *data_name(const dr_options_t *o)
 {
     return o->input[0] ? "file" : dr_pattern_name(o->gen.pattern);
@@ -118,8 +173,8 @@ static void format_ms(char *buf, size_t len, double ms)
 static void write_table(const dr_report_t *r, FILE *f)
 {
     const dr_options_t *o = r->opt;
-    char result[64];
-    dr_value_format(r->acc, &r->result, result, sizeof result);
+    char result[320];
+    result_text(r, 1, result, sizeof result);
     fprintf(f, "dreduce %s: %s of %s accumulating %s%s, n = %" PRIu64 " (%s scaling), %d rank%s on %d node%s%s\n",
             DR_VERSION, dr_op_name(o->op), dr_dtype_name(o->dtype), r->acc == DR_ACC_EXACT ? "" : "in ",
             r->acc == DR_ACC_EXACT ? "exactly (rounded once to float64)" : dr_acc_kind_name(r->acc), r->n_total,
@@ -249,8 +304,8 @@ static void json_levels(FILE *f, const dr_report_t *r, int node)
 static void write_json(const dr_report_t *r, FILE *f)
 {
     const dr_options_t *o = r->opt;
-    char result[64];
-    dr_value_format(r->acc, &r->result, result, sizeof result);
+    char result[320];
+    result_text(r, 0, result, sizeof result);
     fprintf(f, "{\n  \"schema\": \"dreduce-report\", \"schema_version\": %d, \"version\": \"%s\",\n",
             DR_REPORT_SCHEMA_VERSION, DR_VERSION);
     fprintf(f, "  \"config\": {\"n\": %" PRIu64 ", \"n_total\": %" PRIu64 ", \"type\": \"%s\", \"op\": \"%s\", "
@@ -279,7 +334,18 @@ static void write_json(const dr_report_t *r, FILE *f)
     json_string(f, r->mpi_library);
     fprintf(f, ",\n  \"result\": {\"value\": ");
     json_string(f, result);
-    fprintf(f, ", \"type\": \"%s\"},\n", dr_acc_kind_name(dr_acc_result_kind(r->acc)));
+    fprintf(f, ", \"type\": \"%s\"", dr_acc_kind_name(dr_acc_result_kind(r->acc)));
+    if (dr_acc_kind_is_arg(r->acc)) { /* the global index of the value */
+        if (has_index(r)) fprintf(f, ", \"index\": %" PRIu64, r->result.arg.index);
+        else fprintf(f, ", \"index\": null");
+    } else if (dr_acc_kind_is_stats(r->acc)) {
+        stats_text_t t;
+        stats_text(r, &t);
+        fprintf(f, ", \"count\": %s, \"sum\": \"%s\", \"mean\": \"%s\", \"var_pop\": \"%s\", \"var_sample\": \"%s\", "
+                   "\"m2\": \"%s\", \"min\": \"%s\", \"max\": \"%s\"",
+                t.count, t.sum, t.mean, t.var_pop, t.var_sample, t.m2, t.min, t.max);
+    }
+    fprintf(f, "},\n");
     fprintf(f, "  \"verification\": {\"enabled\": %s", o->verify ? "true" : "false");
     if (o->verify) {
         fprintf(f, ", \"pass\": %s, \"exact\": %s, \"expected\": ", r->check.pass ? "true" : "false",
@@ -347,12 +413,20 @@ static void write_json(const dr_report_t *r, FILE *f)
 static void write_csv(const dr_report_t *r, FILE *f, int header)
 {
     const dr_options_t *o = r->opt;
-    char result[64];
-    dr_value_format(r->acc, &r->result, result, sizeof result);
+    char result[320], extra[320] = ",,,,,,,"; /* index,count,sum,mean,var_pop,var_sample,min,max */
+    result_text(r, 0, result, sizeof result);
+    if (dr_acc_kind_is_arg(r->acc) && has_index(r)) {
+        snprintf(extra, sizeof extra, "%" PRIu64 ",,,,,,,", r->result.arg.index);
+    } else if (dr_acc_kind_is_stats(r->acc)) {
+        stats_text_t t;
+        stats_text(r, &t);
+        snprintf(extra, sizeof extra, ",%s,%s,%s,%s,%s,%s,%s", t.count, t.sum, t.mean, t.var_pop, t.var_sample, t.min,
+                 t.max);
+    }
     if (header)
         fprintf(f, "schema_version,node,node_name,emulated,level,ranks,min_ms,median_ms,max_ms,slowest_rank,gbs,"
                    "n_total,type,op,acc_type,kernel,block,nranks,nnodes,scaling,combine,path,total_ms,aggregate_gbs,"
-                   "result,verified\n");
+                   "result,verified,index,count,sum,mean,var_pop,var_sample,min,max\n");
     level_stats_t rows[DR_GPU_MAX_PASSES + DR_LEVEL_COUNT + 1];
     for (int node = 0; node < r->nnodes; ++node) {
         int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
@@ -360,13 +434,13 @@ static void write_csv(const dr_report_t *r, FILE *f, int header)
             const char *name = rows[j].name;
             while (*name == ' ') ++name;
             fprintf(f, "%d,%d,%s,%d,%s,%d,%.6f,%.6f,%.6f,%d,%.3f,%" PRIu64 ",%s,%s,%s,%s,%d,%d,%d,%s,%s,\"%s\",%.6f,%.3f,"
-                       "%s,%s\n",
+                       "%s,%s,%s\n",
                     DR_REPORT_SCHEMA_VERSION, node, node_name_of(r, node), r->emulated, name, rows[j].ranks,
                     rows[j].min, rows[j].median, rows[j].max, rows[j].slowest_rank, rows[j].gbs, r->n_total,
                     dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel),
                     r->ranks[0].block, r->nranks, r->nnodes, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
                     o->combine == DR_COMBINE_FLAT ? "flat" : "hier", r->path_text, total_ms(r), aggregate_gbs(r),
-                    result, !o->verify ? "off" : r->check.pass ? "pass" : "fail");
+                    result, !o->verify ? "off" : r->check.pass ? "pass" : "fail", extra);
         }
     }
 }

@@ -12,7 +12,7 @@
 #include "options.h"
 #include "reference.h"
 
-#define DR_REPORT_SCHEMA_VERSION 1
+#define DR_REPORT_SCHEMA_VERSION 2 /* 2: stats, argmin, argmax (their result fields; CSV columns index..max) */
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
  * the host's time around it beyond the kernels' own: clearing the partial, launching, seeing the kernels end;
@@ -61,7 +61,8 @@ typedef struct {
     const char *path_text;   /* how partials travel between ranks */
     double path_us[2];       /* staging auto's measured costs (device buffers, mapped), us; NaN if not measured */
     const char *mpi_library; /* MPI_Get_library_version, first line */
-    dr_value_t result;
+    dr_value_t result;       /* argmin/argmax: result.arg */
+    dr_stats_result_t stats; /* stats (acc a DR_ACC_STATS_* kind) */
     int deterministic;       /* every repetition gave the same bits */
     dr_check_t check;        /* valid when opt->verify */
     const dr_rank_record_t *ranks; /* nranks records, by rank */

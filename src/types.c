@@ -16,7 +16,8 @@ static const struct {
 
 static const char *const op_table[DR_OP_COUNT] = {
     [DR_SUM] = "sum", [DR_MIN] = "min", [DR_MAX] = "max", [DR_PROD] = "prod",
-    [DR_BAND] = "band", [DR_BOR] = "bor", [DR_BXOR] = "bxor",
+    [DR_BAND] = "band", [DR_BOR] = "bor", [DR_BXOR] = "bxor", [DR_STATS] = "stats",
+    [DR_ARGMIN] = "argmin", [DR_ARGMAX] = "argmax",
 };
 
 static const char *const acc_mode_table[DR_ACC_MODE_COUNT] = {
@@ -36,6 +37,13 @@ static const struct {
     [DR_ACC_I32] = {"int32", 4, 0},   [DR_ACC_U32] = {"uint32", 4, 0},   [DR_ACC_I64] = {"int64", 8, 0},
     [DR_ACC_U64] = {"uint64", 8, 0},  [DR_ACC_F32] = {"float32", 4, 1}, [DR_ACC_F64] = {"float64", 8, 1},
     [DR_ACC_EXACT] = {"exact", sizeof(dr_exact_t), 1},
+    [DR_ACC_ARG_I64] = {"int64+index", sizeof(dr_arg_t), 0},
+    [DR_ACC_ARG_U64] = {"uint64+index", sizeof(dr_arg_t), 0},
+    [DR_ACC_ARG_F64] = {"float64+index", sizeof(dr_arg_t), 1},
+    [DR_ACC_STATS_I64] = {"stats(int64)", sizeof(dr_stats_t), 0},
+    [DR_ACC_STATS_U64] = {"stats(uint64)", sizeof(dr_stats_t), 0},
+    [DR_ACC_STATS_F64] = {"stats(float64)", sizeof(dr_stats_t), 1},
+    [DR_ACC_STATS_EXACT] = {"stats(exact)", sizeof(dr_stats_exact_t), 1},
 };
 
 size_t dr_dtype_size(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_table[t].size : 0; }
@@ -94,7 +102,7 @@ const char *dr_dtype_names(void)
 {
     return "int32, int64, uint32, uint64, float32, float64, float16, bfloat16, int8, uint8, int16, uint16";
 }
-const char *dr_op_names(void) { return "sum, min, max, prod, band, bor, bxor"; }
+const char *dr_op_names(void) { return "sum, min, max, prod, band, bor, bxor, stats, argmin, argmax"; }
 const char *dr_kernel_names(void) { return "neighbored, interleaved, smem, smem2, unroll, shuffle, multipass"; }
 
 int dr_op_valid(dr_dtype_t t, dr_op_t op)
@@ -106,13 +114,53 @@ int dr_op_valid(dr_dtype_t t, dr_op_t op)
 int dr_acc_mode_valid(dr_dtype_t t, dr_op_t op, dr_acc_mode_t m)
 {
     if (!dr_op_valid(t, op) || m >= DR_ACC_MODE_COUNT) return 0;
+    if ((op == DR_STATS || dr_op_is_arg(op)) && m == DR_ACC_NATIVE) return 0;
     return !(m == DR_ACC_MODE_EXACT && op == DR_PROD && dr_dtype_is_float(t));
 }
 
 dr_acc_kind_t dr_acc_result_kind(dr_acc_kind_t k) { return k == DR_ACC_EXACT ? DR_ACC_F64 : k; }
 
+int dr_op_is_arg(dr_op_t op) { return op == DR_ARGMIN || op == DR_ARGMAX; }
+int dr_acc_kind_is_arg(dr_acc_kind_t k) { return k >= DR_ACC_ARG_I64 && k <= DR_ACC_ARG_F64; }
+int dr_acc_kind_is_stats(dr_acc_kind_t k) { return k >= DR_ACC_STATS_I64 && k <= DR_ACC_STATS_EXACT; }
+
+dr_acc_kind_t dr_acc_scalar_kind(dr_acc_kind_t k)
+{
+    switch (k) {
+    case DR_ACC_ARG_I64:
+    case DR_ACC_STATS_I64: return DR_ACC_I64;
+    case DR_ACC_ARG_U64:
+    case DR_ACC_STATS_U64: return DR_ACC_U64;
+    case DR_ACC_ARG_F64:
+    case DR_ACC_STATS_F64:
+    case DR_ACC_STATS_EXACT: return DR_ACC_F64;
+    default: return k;
+    }
+}
+
+/* Signed integers, unsigned ones, floats: which of a family of three kinds (arg or stats) a type takes. */
+static int scalar_class(dr_dtype_t t)
+{
+    switch (t) {
+    case DR_INT8:
+    case DR_INT16:
+    case DR_INT32:
+    case DR_INT64: return 0;
+    case DR_UINT8:
+    case DR_UINT16:
+    case DR_UINT32:
+    case DR_UINT64: return 1;
+    default: return 2;
+    }
+}
+
 dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode)
 {
+    if (dr_op_is_arg(op)) return (dr_acc_kind_t)(DR_ACC_ARG_I64 + scalar_class(t));
+    if (op == DR_STATS) {
+        if (mode == DR_ACC_MODE_EXACT && dr_dtype_is_float(t)) return DR_ACC_STATS_EXACT;
+        return (dr_acc_kind_t)(DR_ACC_STATS_I64 + scalar_class(t));
+    }
     if (mode == DR_ACC_MODE_EXACT && op == DR_SUM && dr_dtype_is_float(t)) return DR_ACC_EXACT;
     if (mode == DR_ACC_MODE_EXACT) mode = DR_ACC_WIDE; /* integers, min, max: exact already; products: refused */
     const int widen = op == DR_SUM || op == DR_PROD;

@@ -354,21 +354,177 @@ DR_HD void dr_acc_combine(dr_acc_kind_t k, dr_op_t op, dr_value_t *inout, const 
     }
 }
 
+/* ---- argmin / argmax (op DR_ARGMIN / DR_ARGMAX, accumulator kinds DR_ACC_ARG_*, a dr_arg_t) ----
+ *
+ * A partial is one element: its value (widened exactly to the kind's 64-bit scalar; a NaN is the canonical one) and
+ * its global index. b beats a when its value lies further in the op's direction, or compares equal (==, so -0 and +0
+ * are equal, as NumPy and CUB compare them) at a lower index; a NaN beats every number (the first NaN wins, as in
+ * NumPy's argmin/argmax) and, among NaNs, the lower index wins. That is a total order on (value, index), the index
+ * being unique: the combine picks one of its operands, so it is commutative and associative to the bit, and every
+ * grid, chunking, rank count and backend gives the same element. The identity (the value every element ties or
+ * beats, at index DR_ARG_NONE) is what an empty share reports. */
+DR_HD int dr_arg_beats_f64(int is_max, double bv, uint64_t bi, double av, uint64_t ai)
+{
+    const int bn = bv != bv, an = av != av;
+    if (bn | an) return bn && (!an || bi < ai);
+    if (bv == av) return bi < ai;
+    return is_max ? bv > av : bv < av;
+}
+DR_HD int dr_arg_beats_i64(int is_max, int64_t bv, uint64_t bi, int64_t av, uint64_t ai)
+{
+    return bv == av ? bi < ai : is_max ? bv > av : bv < av;
+}
+DR_HD int dr_arg_beats_u64(int is_max, uint64_t bv, uint64_t bi, uint64_t av, uint64_t ai)
+{
+    return bv == av ? bi < ai : is_max ? bv > av : bv < av;
+}
+
+/* Whether b beats a, for a kind DR_ACC_ARG_* and op DR_ARGMIN or DR_ARGMAX. */
+DR_HD int dr_arg_beats(dr_acc_kind_t k, dr_op_t op, const dr_arg_t *b, const dr_arg_t *a)
+{
+    const int is_max = op == DR_ARGMAX;
+    if (k == DR_ACC_ARG_F64) return dr_arg_beats_f64(is_max, b->value.f64, b->index, a->value.f64, a->index);
+    if (k == DR_ACC_ARG_U64) return dr_arg_beats_u64(is_max, b->value.u64, b->index, a->value.u64, a->index);
+    return dr_arg_beats_i64(is_max, b->value.i64, b->index, a->value.i64, a->index);
+}
+
+/* A float element as an arg value: widened (exactly), a NaN made canonical. */
+DR_HD double dr_arg_canon_f64(double x) { return x != x ? dr_bits_to_f64(0x7fffffffffffffffull) : x; }
+
+DR_HD void dr_arg_identity(dr_acc_kind_t k, dr_op_t op, dr_arg_t *a)
+{
+    const int is_max = op == DR_ARGMAX;
+    a->index = DR_ARG_NONE;
+    if (k == DR_ACC_ARG_F64) a->value.f64 = dr_bits_to_f64(is_max ? 0xfff0000000000000ull : 0x7ff0000000000000ull);
+    else if (k == DR_ACC_ARG_U64) a->value.u64 = is_max ? 0 : UINT64_MAX;
+    else a->value.i64 = is_max ? INT64_MIN : INT64_MAX;
+}
+
+DR_HD void dr_arg_combine(dr_acc_kind_t k, dr_op_t op, dr_arg_t *inout, const dr_arg_t *in)
+{
+    if (dr_arg_beats(k, op, in, inout)) *inout = *in;
+}
+
+/* ---- Statistics (op DR_STATS, accumulator kinds DR_ACC_STATS_*, a dr_stats_t) ----
+ *
+ * count, sum, min, max, and the second moment about the running mean (m2 = sum of (x - mean)^2) in float64: mean and
+ * variance come from them where the result is read (src/stats.c). A thread adds its elements a batch at a time (the
+ * batch's mean and m2 taken in two passes over registers), and batches, threads, warps, blocks, chunks and ranks
+ * merge with Chan's update (dr_stats_merge_moments), which keeps m2 a sum of non-negative terms: no cancellation
+ * between large moments. The sum of integers is exact (128 bits), so their mean is exact before its one rounding;
+ * float sums are float64 (or exact, DR_ACC_STATS_EXACT). min/max follow DR_MIN/DR_MAX's rules (NaN wins, -0 < +0).
+ * A NaN makes sum, mean and m2 NaN (IEEE arithmetic carries it); an infinity makes the sum and mean that infinity and
+ * m2 NaN (inf - inf). Float results depend on the grouping (as float sums do); count, min, max and integer sums do
+ * not. */
+DR_HD void dr_i128_add(dr_int128_t *a, dr_int128_t b)
+{
+    const uint64_t lo = a->lo + b.lo;
+    a->hi += b.hi + (lo < a->lo);
+    a->lo = lo;
+}
+DR_HD dr_int128_t dr_i128_of_i64(int64_t v)
+{
+    dr_int128_t r;
+    r.lo = (uint64_t)v;
+    r.hi = v < 0 ? UINT64_MAX : 0;
+    return r;
+}
+DR_HD dr_int128_t dr_i128_of_u64(uint64_t v)
+{
+    dr_int128_t r;
+    r.lo = v;
+    r.hi = 0;
+    return r;
+}
+
+/* Chan's merge of the moments (nb, mb, m2b) into (*na, *ma, *m2a). The operand with the larger count (on a tie: the
+ * smaller mean's bits, then m2's) is taken as the first, so merging a into b and b into a give the same bits (the
+ * MPI op is declared commutative). */
+DR_HD void dr_stats_merge_moments(uint64_t *na, double *ma, double *m2a, uint64_t nb, double mb, double m2b)
+{
+    if (nb == 0) return;
+    if (*na == 0) {
+        *na = nb, *ma = mb, *m2a = m2b;
+        return;
+    }
+    uint64_t n1 = *na, n2 = nb;
+    double mean1 = *ma, mean2 = mb, q1 = *m2a, q2 = m2b;
+    const uint64_t b1 = dr_f64_to_bits(mean1), b2 = dr_f64_to_bits(mean2);
+    if (n2 > n1 || (n2 == n1 && (b2 < b1 || (b2 == b1 && dr_f64_to_bits(q2) < dr_f64_to_bits(q1))))) {
+        const uint64_t tn = n1;
+        const double tm = mean1, tq = q1;
+        n1 = n2, mean1 = mean2, q1 = q2;
+        n2 = tn, mean2 = tm, q2 = tq;
+    }
+    const uint64_t n = n1 + n2;
+    const double delta = mean2 - mean1, w2 = (double)n2 / (double)n;
+    *ma = mean1 + delta * w2;
+    *m2a = (q1 + q2) + delta * delta * ((double)n1 * w2);
+    *na = n;
+}
+
+DR_HD void dr_stats_identity(dr_acc_kind_t k, dr_stats_t *s)
+{
+    memset(s, 0, sizeof *s);
+    if (k == DR_ACC_STATS_I64) {
+        s->min.i64 = INT64_MAX;
+        s->max.i64 = INT64_MIN;
+    } else if (k == DR_ACC_STATS_U64) {
+        s->min.u64 = UINT64_MAX;
+        s->max.u64 = 0;
+    } else {
+        s->min.f64 = dr_bits_to_f64(0x7ff0000000000000ull);
+        s->max.f64 = dr_bits_to_f64(0xfff0000000000000ull);
+    }
+}
+
+/* *a = *a merged with *b (the exact sum of DR_ACC_STATS_EXACT is the caller's: dr_partial_combine). */
+DR_HD void dr_stats_combine(dr_acc_kind_t k, dr_stats_t *a, const dr_stats_t *b)
+{
+    dr_stats_merge_moments(&a->count, &a->mean, &a->m2, b->count, b->mean, b->m2);
+    if (k == DR_ACC_STATS_I64) {
+        dr_i128_add(&a->sum.i128, b->sum.i128);
+        a->min.i64 = dr_min_i64(a->min.i64, b->min.i64);
+        a->max.i64 = dr_max_i64(a->max.i64, b->max.i64);
+    } else if (k == DR_ACC_STATS_U64) {
+        dr_i128_add(&a->sum.i128, b->sum.i128);
+        a->min.u64 = dr_min_u64(a->min.u64, b->min.u64);
+        a->max.u64 = dr_max_u64(a->max.u64, b->max.u64);
+    } else {
+        a->sum.f64 = a->sum.f64 + b->sum.f64;
+        a->min.f64 = dr_min_select_f64(a->min.f64, b->min.f64);
+        a->max.f64 = dr_max_select_f64(a->max.f64, b->max.f64);
+    }
+}
+
 /* ---- Partials of any kind (dr_partial_t): what the CPU backend's threads, chunk folding and the MPI combine hold
  * and combine. An exact partial is always normalized between levels. ---- */
 DR_HD void dr_partial_identity(dr_acc_kind_t k, dr_op_t op, dr_partial_t *p)
 {
     memset(p, 0, sizeof *p);
-    if (k != DR_ACC_EXACT) dr_acc_identity(k, op, &p->value);
+    if (k >= DR_ACC_STATS_I64 && k <= DR_ACC_STATS_EXACT) dr_stats_identity(k == DR_ACC_STATS_EXACT ? DR_ACC_STATS_F64 : k, &p->stats);
+    else if (k >= DR_ACC_ARG_I64 && k <= DR_ACC_ARG_F64) dr_arg_identity(k, op, &p->value.arg);
+    else if (k != DR_ACC_EXACT) dr_acc_identity(k, op, &p->value);
 }
 
 DR_HD void dr_partial_combine(dr_acc_kind_t k, dr_op_t op, dr_partial_t *inout, const dr_partial_t *in)
 {
-    if (k == DR_ACC_EXACT) dr_exact_combine(&inout->exact, &in->exact);
-    else dr_acc_combine(k, op, &inout->value, &in->value);
+    if (k == DR_ACC_EXACT) {
+        dr_exact_combine(&inout->exact, &in->exact);
+    } else if (k == DR_ACC_STATS_EXACT) {
+        dr_stats_combine(DR_ACC_STATS_F64, &inout->stats_exact.stats, &in->stats_exact.stats);
+        dr_exact_combine(&inout->stats_exact.sum, &in->stats_exact.sum);
+    } else if (k >= DR_ACC_STATS_I64 && k <= DR_ACC_STATS_F64) {
+        dr_stats_combine(k, &inout->stats, &in->stats);
+    } else if (k >= DR_ACC_ARG_I64 && k <= DR_ACC_ARG_F64) {
+        dr_arg_combine(k, op, &inout->value.arg, &in->value.arg);
+    } else {
+        dr_acc_combine(k, op, &inout->value, &in->value);
+    }
 }
 
-/* The value a caller reads, of kind dr_acc_result_kind(k): an exact partial rounded once to float64. */
+/* The value a caller reads, of kind dr_acc_result_kind(k): an exact partial rounded once to float64; an arg partial
+ * as it is. (Stats are read whole: dr_stats_result, src/stats.h.) */
 DR_HD void dr_partial_result(dr_acc_kind_t k, const dr_partial_t *p, dr_value_t *out)
 {
     if (k == DR_ACC_EXACT) {

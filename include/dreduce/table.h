@@ -42,4 +42,31 @@
     X(FLOAT32, SUM, sum, EXACT, exact) X(FLOAT64, SUM, sum, EXACT, exact) X(FLOAT16, SUM, sum, EXACT, exact)  \
     X(BFLOAT16, SUM, sum, EXACT, exact)
 
+/* Statistics and argmin/argmax (issue #37, accum.h's "Statistics" and "argmin / argmax"): every input type, in the
+ * accumulator kind of its class (dr_acc_select): signed integers in the *_I64 kinds, unsigned ones in *_U64 (bool
+ * arrays are uint8), floats in *_F64. Rows X(DTYPE, OP, op, ACC, acc) as above, with OP STATS, ARGMIN or ARGMAX and
+ * ACC a DR_ACC_STATS_* or DR_ACC_ARG_* kind; op and acc are lowercase tokens (argmin, arg_i64, stats, stats_f64, ...)
+ * with no accum.h function of that name behind them (a stats or arg partial combines with dr_partial_combine). */
+#define DR_TABLE_ARG_ROWS(DT, K, k) X(DT, ARGMIN, argmin, ARG_##K, arg_##k) X(DT, ARGMAX, argmax, ARG_##K, arg_##k)
+#define DR_ARG_TABLE                                                                                           \
+    DR_TABLE_ARG_ROWS(INT32, I64, i64) DR_TABLE_ARG_ROWS(INT64, I64, i64) DR_TABLE_ARG_ROWS(UINT32, U64, u64)  \
+    DR_TABLE_ARG_ROWS(UINT64, U64, u64) DR_TABLE_ARG_ROWS(FLOAT32, F64, f64)                                   \
+    DR_TABLE_ARG_ROWS(FLOAT64, F64, f64) DR_TABLE_ARG_ROWS(FLOAT16, F64, f64)                                  \
+    DR_TABLE_ARG_ROWS(BFLOAT16, F64, f64) DR_TABLE_ARG_ROWS(INT8, I64, i64) DR_TABLE_ARG_ROWS(UINT8, U64, u64)   \
+    DR_TABLE_ARG_ROWS(INT16, I64, i64) DR_TABLE_ARG_ROWS(UINT16, U64, u64)
+
+/* stats (acc_mode WIDE, and EXACT for integers, whose sums are exact anyway): count, moments, sum, min, max. */
+#define DR_STATS_TABLE                                                                                         \
+    X(INT32, STATS, stats, STATS_I64, stats_i64) X(INT64, STATS, stats, STATS_I64, stats_i64)                 \
+    X(UINT32, STATS, stats, STATS_U64, stats_u64) X(UINT64, STATS, stats, STATS_U64, stats_u64)               \
+    X(FLOAT32, STATS, stats, STATS_F64, stats_f64) X(FLOAT64, STATS, stats, STATS_F64, stats_f64)             \
+    X(FLOAT16, STATS, stats, STATS_F64, stats_f64) X(BFLOAT16, STATS, stats, STATS_F64, stats_f64)            \
+    X(INT8, STATS, stats, STATS_I64, stats_i64) X(UINT8, STATS, stats, STATS_U64, stats_u64)                  \
+    X(INT16, STATS, stats, STATS_I64, stats_i64) X(UINT16, STATS, stats, STATS_U64, stats_u64)
+
+/* stats of the float types with acc_mode EXACT: the same statistics, and the sum exactly (a dr_stats_exact_t). */
+#define DR_STATS_EXACT_TABLE                                                                                   \
+    X(FLOAT32, STATS, stats, STATS_EXACT, stats_exact) X(FLOAT64, STATS, stats, STATS_EXACT, stats_exact)     \
+    X(FLOAT16, STATS, stats, STATS_EXACT, stats_exact) X(BFLOAT16, STATS, stats, STATS_EXACT, stats_exact)
+
 #endif

@@ -28,8 +28,22 @@ typedef enum {
     DR_DTYPE_COUNT
 } dr_dtype_t;
 
-/* Reduction ops. The bitwise ones are defined for the integer types only (dr_op_valid). */
-typedef enum { DR_SUM = 0, DR_MIN, DR_MAX, DR_PROD, DR_BAND, DR_BOR, DR_BXOR, DR_OP_COUNT } dr_op_t;
+/* Reduction ops. The bitwise ones are defined for the integer types only (dr_op_valid). STATS gives count, sum, min,
+ * max, mean and variance in one pass (a dr_stats_t); ARGMIN and ARGMAX the extreme value and the global index of its
+ * first occurrence (a dr_arg_t). Their rules are in accum.h. */
+typedef enum {
+    DR_SUM = 0,
+    DR_MIN,
+    DR_MAX,
+    DR_PROD,
+    DR_BAND,
+    DR_BOR,
+    DR_BXOR,
+    DR_STATS,
+    DR_ARGMIN,
+    DR_ARGMAX,
+    DR_OP_COUNT
+} dr_op_t;
 
 /* Kernel levels, in the tutorial's order; MULTIPASS is the production kernel. See kernels/launch.h. */
 typedef enum {
@@ -47,7 +61,9 @@ typedef enum {
  * the 16-bit types, which have too few bits to accumulate in), MODE_EXACT ("exact"; sums only) without rounding:
  * the exact sum in accumulator kind DR_ACC_EXACT, rounded once to float64 where the result is read, the same bits
  * at any scale (accum.h, "Exact sums"). Integers and min/max ignore it (they are exact already); a product has no
- * exact mode (dr_acc_mode_valid). */
+ * exact mode (dr_acc_mode_valid). STATS keeps float64 moments in WIDE and also the exact sum in MODE_EXACT (NATIVE
+ * means nothing for it); ARGMIN/ARGMAX compare the values themselves (WIDE or MODE_EXACT, the same result; NATIVE
+ * means nothing for them). */
 typedef enum { DR_ACC_WIDE = 0, DR_ACC_NATIVE, DR_ACC_MODE_EXACT, DR_ACC_MODE_COUNT } dr_acc_mode_t;
 
 /* The type a reduction accumulates (and reports) in. Signed sums and products wrap modulo 2^64 like the unsigned
@@ -60,10 +76,35 @@ typedef enum {
     DR_ACC_F32,
     DR_ACC_F64,
     DR_ACC_EXACT, /* a dr_exact_t; the result a caller reads is its float64 rounding */
+    /* argmin/argmax (a dr_arg_t): the value widened exactly to 64 bits, signed integers, unsigned ones, floats */
+    DR_ACC_ARG_I64,
+    DR_ACC_ARG_U64,
+    DR_ACC_ARG_F64,
+    /* stats (a dr_stats_t): min/max and the sum of signed integers, unsigned ones (both exactly), floats (sum in
+     * float64), floats with the sum exact (a dr_stats_exact_t) */
+    DR_ACC_STATS_I64,
+    DR_ACC_STATS_U64,
+    DR_ACC_STATS_F64,
+    DR_ACC_STATS_EXACT,
     DR_ACC_KIND_COUNT
 } dr_acc_kind_t;
 
-/* One accumulator value, whatever its kind. Sized for the accumulators to come (argmin/argmax carry an index). */
+/* One 64-bit value of the kind a dr_arg_t or dr_stats_t says (int64, uint64 or float64). */
+typedef union {
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+} dr_scalar_t;
+
+/* An argmin/argmax result: the extreme value (exactly: integers widened to 64 bits, floats to float64; a NaN is the
+ * canonical one) and the global index of its first occurrence. DR_ARG_NONE: no element (an empty array). */
+#define DR_ARG_NONE UINT64_MAX
+typedef struct {
+    dr_scalar_t value;
+    uint64_t index;
+} dr_arg_t;
+
+/* One accumulator value, whatever its kind (a dr_stats_t is larger: see dr_partial_t). */
 typedef union {
     int32_t i32;
     uint32_t u32;
@@ -71,8 +112,29 @@ typedef union {
     uint64_t u64;
     float f32;
     double f64;
+    dr_arg_t arg;
     unsigned char bytes[16];
 } dr_value_t;
+
+/* A sum of integers, exactly: two's complement in 128 bits (lo, then hi; unsigned sums read hi as unsigned). */
+typedef struct {
+    uint64_t lo;
+    uint64_t hi;
+} dr_int128_t;
+
+/* One-pass statistics so far (accum.h, "Statistics"): the count, the moments about the running mean in float64
+ * (batches merged with Chan's update within a thread, and Chan's pairwise merge everywhere else), the sum (integers exactly in 128 bits, floats in
+ * float64) and min/max by the rules of DR_MIN/DR_MAX, in the kind's scalar (int64, uint64 or float64). */
+typedef struct {
+    uint64_t count;
+    double mean; /* the running mean the moments are taken about */
+    double m2;   /* sum of (x - mean)^2 */
+    union {
+        dr_int128_t i128;
+        double f64;
+    } sum;
+    dr_scalar_t min, max;
+} dr_stats_t;
 
 /* An exact sum so far (accumulator kind DR_ACC_EXACT): a fixed-point integer of DR_EXACT_WORDS 32-bit digits, digit
  * i weighing 2^(32 i - 1074), each held in a signed 64-bit word with room for carries, and flags for what is not a
@@ -84,11 +146,35 @@ typedef struct {
     uint32_t pad;   /* zero */
 } dr_exact_t;
 
+/* Statistics as a caller reads them (dreduce_stats_t in dreduce.h; made by dr_stats_result, src/stats.h). */
+typedef struct {
+    uint64_t count;       /* elements, NaNs included */
+    dr_acc_kind_t kind;   /* of min and max: DR_ACC_I64, DR_ACC_U64 or DR_ACC_F64 */
+    dr_scalar_t min, max; /* as DR_MIN / DR_MAX give them (NaN wins, -0 below +0); their identities for count 0 */
+    double sum;           /* integers and exact mode: the exact sum rounded once; wide floats: the float64 sum */
+    double mean;          /* sum / count: rounded once from the exact sum (integers, exact mode); NaN for count 0 */
+    double m2;            /* sum of (x - mean)^2 */
+    double var_pop;       /* m2 / count (NaN for count 0) */
+    double var_sample;    /* m2 / (count - 1) (NaN for count < 2) */
+    int sum_is_int;       /* 1 for integer types: sum_int holds the exact sum */
+    dr_int128_t sum_int;  /* two's complement; unsigned types: unsigned */
+} dr_stats_result_t;
+
+/* Statistics of floats with the sum exact (DR_ACC_STATS_EXACT): the float64 statistics (their sum unused) and the
+ * exact sum. */
+typedef struct {
+    dr_stats_t stats;
+    dr_exact_t sum;
+} dr_stats_exact_t;
+
 /* A partial result on its way between the levels of a reduction (chunks, threads, ranks): one value of any
- * accumulator kind. The result a caller reads is a dr_value_t: an exact partial is rounded to float64 there. */
+ * accumulator kind. The result a caller reads is a dr_value_t (an exact partial rounded to float64 there), or for
+ * stats a dreduce_stats_t (dreduce.h). */
 typedef union {
     dr_value_t value;
     dr_exact_t exact;
+    dr_stats_t stats;
+    dr_stats_exact_t stats_exact;
 } dr_partial_t;
 
 /* Where a rank reduces: a GPU when one is visible (AUTO), a GPU or fail (GPU), the host's cores (CPU). */
@@ -126,10 +212,16 @@ const char *dr_kernel_names(void);
 /* 1 if op is defined for type t (bitwise ops need an integer type), else 0. */
 int dr_op_valid(dr_dtype_t t, dr_op_t op);
 /* 1 if (t, op) can accumulate in mode m, else 0: a float product has no exact mode (an exact product of n floats
- * needs n times their significand bits). */
+ * needs n times their significand bits); stats, argmin and argmax have no native mode. */
 int dr_acc_mode_valid(dr_dtype_t t, dr_op_t op, dr_acc_mode_t m);
 /* The kind a caller reads a result of kind k in: float64 for EXACT (rounded once), k itself otherwise. */
 dr_acc_kind_t dr_acc_result_kind(dr_acc_kind_t k);
+/* 1 for the argmin/argmax ops (their partials carry an index), 1 for the stats kinds / arg kinds. */
+int dr_op_is_arg(dr_op_t op);
+int dr_acc_kind_is_arg(dr_acc_kind_t k);
+int dr_acc_kind_is_stats(dr_acc_kind_t k);
+/* The scalar kind of an arg or stats kind's values (DR_ACC_I64, DR_ACC_U64 or DR_ACC_F64); k itself otherwise. */
+dr_acc_kind_t dr_acc_scalar_kind(dr_acc_kind_t k);
 /* The accumulator kind a valid (type, op, mode) reduces in. */
 dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode);
 

@@ -87,7 +87,7 @@ dr_cli_check(json_nan CODE 0 REGEX "\"value\": \"nan\""
 dr_cli_check(json_output_file CODE 0 REGEX "\"result\": [{]\"value\": \"7000\""
              OPTS --file ${DR_CLI_OUT}/report.json --json-expr "d['result']['value'] == '7000'"
              ARGS --device cpu -n 1000 --iters 1 --format json --type int32 --data const:7 -o ${DR_CLI_OUT}/report.json)
-dr_cli_check(csv_append CODE 0 REGEX "^1,0,.*,total,.*,int64,.*,pass$"
+dr_cli_check(csv_append CODE 0 REGEX "^2,0,.*,total,.*,int64,.*,pass,,,,,,,,$"
              OPTS --csv-append ${DR_CLI_OUT}/append.csv
              ARGS --device cpu -n 1000 --iters 2 --type int32 --format csv -o ${DR_CLI_OUT}/append.csv)
 dr_cli_test(const_int32_sum 0 "^result: 7000 [(]int64[)]" --type int32 --data const:7 -n 1000 --device cpu --iters 1)
@@ -171,3 +171,63 @@ dr_cli_test(staging_device_cpu_backend 2
             "^dreduce: error: --staging device cannot be used with --device cpu [(]staging is how a GPU's partial"
             --device cpu --staging device -n 1000 --iters 1)
 dr_cli_test(dataset_without_input 2 "^dreduce: error: --dataset needs --input [(]it names the dataset of an HDF5 input file[)]" --dataset /x)
+
+# ---- stats, argmin, argmax (issue #37) ----
+# No native mode (whatever the type, and for an --input of unknown type), no teaching kernel: one line, exit 2.
+dr_cli_test(argmax_native 2 "^dreduce: error: --acc native cannot be used with --op argmax [(].*[)]: use --acc wide"
+            --op argmax --acc native --device cpu -n 10)
+dr_cli_test(argmin_native_int8 2 "^dreduce: error: --acc native cannot be used with --op argmin" --op argmin
+            --acc native --type int8)
+dr_cli_test(stats_native 2 "^dreduce: error: --acc native cannot be used with --op stats [(].*[)]: use --acc wide [(]the default[)] or exact"
+            --op stats --acc native --type float16)
+dr_cli_test(stats_native_input 2 "^dreduce: error: --acc native cannot be used with --op stats" --op stats --acc native
+            --input /nonexistent.npy)
+dr_cli_test(stats_kernel 2 "^dreduce: error: --op stats cannot be used with --kernel smem [(]it runs on the multipass kernel"
+            --op stats -k smem)
+dr_cli_test(bad_op_lists_new 2 "^dreduce: error: invalid --op 'mean': allowed: .*stats, argmin, argmax" --op mean)
+# Closed forms on the CPU backend (verified against the host reference, so exit 0 means that passed too).
+dr_cli_check(argmax_iota CODE 0 REGEX "^result: 999 at 999 [(]int64[+]index[)]" OPTS --also "verification: passed"
+             ARGS --device cpu --op argmax --type int64 --data iota -n 1000 --iters 2)
+dr_cli_check(argmin_const_first CODE 0 REGEX "^result: -3[.]5 at 0 [(]float64[+]index[)]" OPTS --also "verification: passed"
+             ARGS --device cpu --op argmin --type float32 --data const:-3.5 -n 100003 --iters 2 --threads 3)
+dr_cli_check(argmax_uint8_wraps CODE 0 REGEX "^result: 255 at 255 [(]uint64[+]index[)]" OPTS --also "verification: passed"
+             ARGS --device cpu --op argmax --type uint8 --data iota -n 70001 --iters 1)
+dr_cli_check(argmax_nan CODE 0 REGEX "^result: nan at 0 [(]float64[+]index[)]" OPTS --also "verification: passed"
+             ARGS --device cpu --op argmax --type float16 --data const:nan -n 1000 --iters 1)
+dr_cli_check(argmax_empty CODE 0 REGEX "^result: none [(]float64[+]index[)]" OPTS --also "verification: passed"
+             ARGS --device cpu --op argmax --type float64 -n 0 --iters 1)
+dr_cli_check(stats_iota CODE 0
+             REGEX "^result: count=1000 sum=499500 mean=499[.]5 var_pop=83333[.]25 var_sample=83416[.]6666666666[0-9]* min=0 max=999 [(]stats[(]int64[)][)]"
+             OPTS --also "verification: passed: stats of 1000"
+             ARGS --device cpu --op stats --type int32 --data iota -n 1000 --iters 2)
+dr_cli_check(stats_uint64_past_64_bits CODE 0 REGEX "^result: count=1000 sum=18446744073709551615000 mean=1[.]8446744073709552e[+]19 "
+             OPTS --also "verification: passed"
+             ARGS --device cpu --op stats --type uint64 --data const:18446744073709551615 -n 1000 --iters 1)
+dr_cli_check(stats_empty CODE 0 REGEX "^result: count=0 sum=0 mean=nan var_pop=nan var_sample=nan min=inf max=-inf"
+             OPTS --also "verification: passed" ARGS --device cpu --op stats --type float32 -n 0 --iters 1)
+dr_cli_check(stats_spread_exact CODE 0 REGEX "verification: passed: stats of 100003" OPTS --also "^result: count=100003 "
+             ARGS --device cpu --op stats --type float32 --acc exact --data spread -n 100003 --iters 2 --threads 2)
+dr_cli_check(stats_bfloat16_random CODE 0 REGEX "verification: passed: stats of 200003"
+             ARGS --device cpu --op stats --type bfloat16 -n 200003 --iters 2 --threads 3)
+# JSON and CSV carry every field.
+dr_cli_check(json_argmax CODE 0 REGEX "[\"]index[\"]: 999"
+             OPTS --json-expr "d['schema_version'] == 2 and d['config']['op'] == 'argmax'"
+                  --json-expr "d['result'] == {'value': '999', 'type': 'int64+index', 'index': 999}"
+                  --json-expr "d['verification']['pass'] is True and d['verification']['exact'] is True"
+             ARGS --device cpu --op argmax --type int16 --data iota -n 1000 --iters 2 --format json)
+dr_cli_check(json_argmin_empty CODE 0 REGEX "[\"]index[\"]: null"
+             OPTS --json-expr "d['result']['value'] == 'none' and d['result']['index'] is None"
+             ARGS --device cpu --op argmin --type uint32 -n 0 --iters 1 --format json)
+dr_cli_check(json_stats CODE 0 REGEX "[\"]var_sample[\"]: "
+             OPTS --json-expr "d['result']['type'] == 'stats(int64)' and d['result']['count'] == 1000"
+                  --json-expr "d['result']['sum'] == '499500' and d['result']['mean'] == '499.5'"
+                  --json-expr "float(d['result']['var_pop']) == 83333.25 and float(d['result']['m2']) == 83333250"
+                  --json-expr "abs(float(d['result']['var_sample']) - 83333250 / 999) < 1e-9"
+                  --json-expr "d['result']['min'] == '0' and d['result']['max'] == '999' and d['verification']['pass']"
+             ARGS --device cpu --op stats --type int16 --data iota -n 1000 --iters 2 --format json)
+dr_cli_check(csv_stats CODE 0 REGEX "^2,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999$"
+             OPTS --csv-append ${DR_CLI_OUT}/stats.csv
+             ARGS --device cpu --op stats --type float64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/stats.csv)
+dr_cli_check(csv_argmax CODE 0 REGEX "^2,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,$"
+             OPTS --csv-append ${DR_CLI_OUT}/argmax.csv
+             ARGS --device cpu --op argmax --type int64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/argmax.csv)

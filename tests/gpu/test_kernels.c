@@ -78,7 +78,7 @@ static dr_gpu_reduce_t request(dr_kernel_t kernel, const row_t *row, int block, 
                                void *d_result)
 {
     dr_gpu_reduce_t r = {kernel == KERNEL_BULK ? DR_KERNEL_MULTIPASS : kernel,
-                         row->dtype, row->op, row->acc, block, 0, d_in, n, NULL, d_result,
+                         row->dtype, row->op, row->acc, block, 0, d_in, n, 0, NULL, d_result,
                          kernel == KERNEL_BULK ? 1 : 0, NULL, 0};
     return r;
 }

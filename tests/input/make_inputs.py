@@ -39,7 +39,9 @@ round_units() (integer arithmetic), cross-checked against CPython's correctly ro
 OverflowError means a rounded magnitude of 2^1024 or more: an infinity); a NaN term or +inf with -inf give NaN, an
 infinity gives itself, and a zero sum is -0.0 only when every term (at least one) is -0.0.
 
-Python 3 standard library only (numpy is not needed).
+Python 3 standard library only (numpy is not needed), except for the numpy_* files (stats, argmin, argmax: written
+by numpy.save, the answers NumPy's own argmax, argmin, mean and var), which are left out where NumPy is not
+importable.
 """
 
 import argparse
@@ -427,6 +429,71 @@ def exact_files(rng, add):
         ops=("sum", "min", "max"))
 
 
+# ---- stats, argmin, argmax: files written by NumPy, answers from NumPy (issue #37) --------------------------
+
+def numpy_files(outdir, seed, good):
+    """Files np.save writes, with numpy.argmax / numpy.argmin (the first occurrence; the first NaN where there is
+    one) and NumPy's float64 mean and variance as the answers (entries with "every_np": run_inputs.py runs all
+    their ops at 1..3 ranks). Left out, with a note, where NumPy is not importable."""
+    try:
+        import numpy as np
+    except ImportError:
+        print("make_inputs.py: NumPy is not importable here: the numpy_* files (stats, argmin, argmax) are left out")
+        return
+    g = np.random.default_rng(seed)
+
+    def add(name, a, note):
+        path = os.path.join(outdir, name)
+        np.save(path, a)
+        with open(path, "rb") as f:
+            head = f.read(12)
+        if head[6] == 1:  # format 1.0: a 2-byte header length, else 4
+            offset = 10 + struct.unpack("<H", head[8:10])[0]
+        else:
+            offset = 12 + struct.unpack("<I", head[8:12])[0]
+        kind = a.dtype.kind  # 'b' bool (read as uint8), 'i', 'u', 'f'
+        cls = "float64" if kind == "f" else "int64" if kind == "i" else "uint64"
+        dtype = "uint8" if kind == "b" else str(a.dtype)
+        exp = {}
+        for op, fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+            i = int(fn(a))
+            v = float(a[i]) if kind == "f" else int(a[i])
+            exp[op] = dict(value=value_text(v), acc=cls + "+index", index=i)
+        a64 = a.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            mean, var, var1 = float(np.mean(a64)), float(np.var(a64)), float(np.var(a64, ddof=1))
+            mean_abs = float(np.mean(np.abs(a64)))
+        st = dict(acc="stats(%s)" % cls, count=int(a.size), mean=value_text(mean), var_pop=value_text(var),
+                  var_sample=value_text(var1), min=value_text(float(np.min(a)) if kind == "f" else int(np.min(a))),
+                  max=value_text(float(np.max(a)) if kind == "f" else int(np.max(a))),
+                  # NumPy's float64 answers against ours: the mean within 1e-12 of mean |x|, the variances 1e-9
+                  mean_bound=1e-12 * mean_abs if math.isfinite(mean_abs) else 0.0, var_rel=1e-9)
+        if kind != "f":
+            st["sum"] = str(sum(int(x) for x in a.tolist()))  # exactly (NumPy's would wrap or round)
+        exp["stats"] = st
+        good.append(dict(file=name, dtype=dtype, count=int(a.size), data_offset=offset, args=[], expect=exp,
+                         note=note, every_np=True))
+
+    # float32 around 1 with the largest and the smallest value each planted again earlier: the first one wins.
+    a = (g.standard_normal(50021) * 2.0 + 1.0).astype(np.float32)
+    hi, lo = int(np.argmax(a)), int(np.argmin(a))
+    a[g.integers(0, hi + 1)] = a[hi]
+    a[g.integers(0, lo + 1)] = a[lo]
+    add("numpy_float32_ties_50021.npy", a, "extremes twice: NumPy's first occurrence")
+    # float64 with NaNs: argmax and argmin are the first NaN; mean and variances NaN.
+    a = g.standard_normal(10007)
+    a[[7000, 4001, 9000]] = np.nan
+    a[100] = np.inf
+    add("numpy_float64_nan_10007.npy", a, "NaNs: the first NaN for argmin and argmax")
+    # int16 in -1000..1000: each extreme many times.
+    add("numpy_int16_ties_30011.npy", g.integers(-1000, 1001, 30011).astype(np.int16), "many ties of each extreme")
+    # bool (read as uint8 0/1): argmax the first True, argmin the first False, the mean the fraction of Trues.
+    add("numpy_bool_10007.npy", g.random(10007) < 0.3, "bool: argmax the first True")
+    # uint64 near 2^64: a sum past 64 bits (exact here in Python), mean and variances from NumPy's float64.
+    add("numpy_uint64_big_5003.npy", (np.uint64(2 ** 64 - 2 ** 61) + g.integers(0, 2 ** 60, 5003, dtype=np.uint64)),
+        "uint64 near 2^64")
+
+
 # ---- the cases ---------------------------------------------------------------------------------------------
 
 def main():
@@ -537,6 +604,7 @@ def main():
                      list(ops), "", [("sum", EXACT)] + list(variants))
 
     exact_files(random.Random(a.seed + 1), add_exact)
+    numpy_files(a.outdir, a.seed + 2, good)
 
     # Bad files: each must fail on every rank with one line naming the file and the problem.
     f32 = encode("float32", [1.0] * 100)
@@ -591,7 +659,7 @@ def main():
     #                                   bad FILE TYPE_ARG OFFSET_ARG OP MESSAGE...
     with open(os.path.join(a.outdir, "manifest.txt"), "w") as f:
         for g in good:
-            if g["file"].startswith("exact_"):
+            if g["file"].startswith("exact_") or g["file"].startswith("numpy_"):
                 continue  # ordinary .npy and raw files of types the others cover: the reader test skips them
             t = g["args"][g["args"].index("--type") + 1] if "--type" in g["args"] else "-"
             o = g["args"][g["args"].index("--offset") + 1] if "--offset" in g["args"] else "-"

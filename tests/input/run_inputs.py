@@ -8,7 +8,9 @@ Usage:
 Suites: np1, np2, np3, np4 (good files: every file and op at 3 ranks; at 1, 2 and 4 ranks every file's sum and every
 op of the large files; at every rank count every variant of a file, such as its --acc exact sum, and at 1 and 2
 ranks the large files' variants with --threads 1, 3 and 7 on the CPU backend, which gives a thread 65536 elements at
-least), errors (every bad case at 1 and 4 ranks).
+least; NumPy's files of stats, argmin and argmax every op at 1 and 3 ranks), errors (every bad case at 1 and 4
+ranks). argmin/argmax must give NumPy's index (numpy.argmin/argmax) and value exactly; stats its count, min, max
+and integer sum exactly, its mean and variances within the manifest's bounds of NumPy's float64 ones.
 
 A good case runs `mpiexec -np P dreduce --device cpu --format json --iters 2 --warmup 1 --input FILE --op OP [ARGS]`
 and passes when the exit status is 0, nothing but the expected warning is on stderr, and the JSON report's result
@@ -67,7 +69,9 @@ def load_manifest(inputs):
 def good_cases(m, inputs, np, all_ops):
     cases = []
     for g in m["good"]:
-        ops = list(g["expect"]) if all_ops or g["count"] >= LARGE else list(g["expect"])[:1]
+        # every_np (NumPy's stats/argmin/argmax files): every op at 1 and 3 ranks (and argmax at 2 and 4)
+        every = all_ops or g["count"] >= LARGE or (g.get("every_np") and np in (1, 3))
+        ops = list(g["expect"]) if every else list(g["expect"])[:1]
         for op in ops:
             cases.append(Case("np%d %s %s" % (np, g["file"], op), np, os.path.join(inputs, g["file"]), g["args"],
                               op=op, expect=g["expect"][op], warning="second array" in g.get("note", "")))
@@ -137,6 +141,33 @@ def same_value(text, expect):
     return float_bits(got) == float_bits(w)  # exact, and -0 is not +0
 
 
+def check_new_op(res, op, expect, problems):
+    """argmin/argmax: the value and NumPy's index exactly; stats: count, min, max (and an integer sum) exactly, the
+    mean and variances within the manifest's bounds of NumPy's float64 answers (NaN for NaN)."""
+    if op in ("argmin", "argmax"):
+        if res.get("index") != expect["index"]:
+            problems.append("result.index %r, expected %r (numpy.%s)" % (res.get("index"), expect["index"], op))
+        if not same_value(str(res.get("value")), expect):
+            problems.append("result.value %r, expected %s" % (res.get("value"), expect["value"]))
+        return
+    if res.get("count") != expect["count"]:
+        problems.append("result.count %r, expected %r" % (res.get("count"), expect["count"]))
+    for key in ("min", "max") + (("sum",) if "sum" in expect else ()):
+        want = dict(value=expect[key], acc="float64" if expect["acc"] == "stats(float64)" else "int64")
+        if not same_value(str(res.get(key)), want):
+            problems.append("result.%s %r, expected %s" % (key, res.get(key), expect[key]))
+    for key, bound in (("mean", lambda w: expect["mean_bound"]), ("var_pop", lambda w: expect["var_rel"] * abs(w)),
+                       ("var_sample", lambda w: expect["var_rel"] * abs(w))):
+        try:
+            got, want = float(res.get(key)), float(expect[key])
+        except (TypeError, ValueError):
+            problems.append("result.%s %r is not a number" % (key, res.get(key)))
+            continue
+        ok = got != got if want != want else abs(got - want) <= bound(want)
+        if not ok:
+            problems.append("result.%s %r, NumPy's %s within %g" % (key, res.get(key), expect[key], bound(want)))
+
+
 def check(case, rc, out, err, open_mpi):
     problems = []
     statuses = [int(s) for s in re.findall(r"^%s (\d+)$" % EXIT_TAG, err, re.M)]
@@ -162,7 +193,9 @@ def check(case, rc, out, err, open_mpi):
         res = doc.get("result", {}) if isinstance(doc, dict) else {}
         if res.get("type") != case.expect["acc"]:
             problems.append("result.type %r, expected %r" % (res.get("type"), case.expect["acc"]))
-        if not same_value(str(res.get("value")), case.expect):
+        if case.op in ("stats", "argmin", "argmax"):
+            check_new_op(res, case.op, case.expect, problems)
+        elif not same_value(str(res.get("value")), case.expect):
             problems.append("result.value %r, expected %s%s" % (res.get("value"), case.expect["value"],
                                                                  " within %s" % case.expect["bound"]
                                                                  if "bound" in case.expect else " exactly"))

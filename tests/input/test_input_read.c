@@ -159,8 +159,8 @@ static void check_reference(const char *file, dr_dtype_t dtype, dr_op_t op, cons
     dr_reference_t mine, *all = NULL;
     dr_reference_init(&mine, acc, op);
     const uint64_t half = n / 2; /* two pieces, as chunks arrive */
-    dr_reference_add(&mine, dtype, buf, half, 2);
-    dr_reference_add(&mine, dtype, buf + half * dr_dtype_size(dtype), n - half, 2);
+    dr_reference_add(&mine, dtype, buf, half, 0, 2); /* (indices: for argmin/argmax only, not checked here) */
+    dr_reference_add(&mine, dtype, buf + half * dr_dtype_size(dtype), n - half, half, 2);
     if (rank == 0) all = malloc(sizeof *all * (size_t)nranks);
     MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (rank != 0) return;

@@ -456,6 +456,55 @@ static void case_reduce_null_out_one_rank(void)
     dreduce_destroy(ctx);
 }
 
+/* argmax over several ranks without knowing where each rank's part starts (no dreduce_prepare, no
+ * dreduce_reduce_at): every rank's own error, so every rank returns DR_ERR_USAGE (none waits); after
+ * dreduce_prepare the same call works, with the index in the whole array; a count other than the prepared one is
+ * that rank's error again. */
+static void case_reduce_argmax_unplaced(void)
+{
+    dreduce_config_t cfg = config();
+    dreduce_context_t *ctx = create_ok(&cfg);
+    int32_t x[2] = {rank, 100 - rank}; /* the max is rank 0's second element: index 1 */
+    dreduce_result_t r;
+    preset(&r);
+    EXPECT_STATUS(reduce(ctx, x, 2, DR_INT32, DR_ARGMAX, &r), DR_ERR_USAGE);
+    EXPECT(r.valid == 0, "valid %d after an error", r.valid);
+    EXPECT_STATUS(dreduce_prepare(ctx, DR_INT32, DR_ARGMAX, 2), DR_OK);
+    EXPECT_STATUS(reduce(ctx, x, 2, DR_INT32, DR_ARGMAX, &r), DR_OK);
+    if (rank == 0)
+        EXPECT(r.valid && r.value.arg.index == 1 && r.value.arg.value.i64 == 100, "argmax: %lld at %llu",
+               (long long)r.value.arg.value.i64, (unsigned long long)r.value.arg.index);
+    int32_t y[2] = {-rank, -rank}; /* rank 1 passes one element: not the prepared count */
+    const dr_status_t s = reduce(ctx, y, rank == 1 ? 1 : 2, DR_INT32, DR_ARGMIN, &r);
+    if (rank == 1) EXPECT(s == DR_ERR_USAGE, "an unprepared count: status %d", (int)s);
+    if (rank == 0) EXPECT(s != DR_OK, "rank 0 returned DR_OK although rank 1 failed");
+    /* dreduce_reduce_at needs nothing prepared: rank r's part at index 10 r (gaps are the caller's). */
+    EXPECT_STATUS(dreduce_reduce_at(ctx, x, 2, (uint64_t)rank * 10, DR_INT32, DR_ARGMIN, &r), DR_OK);
+    if (rank == 0) /* the smallest is 0, rank 0's first element */
+        EXPECT(r.valid && r.value.arg.index == 0 && r.value.arg.value.i64 == 0, "argmin: %lld at %llu",
+               (long long)r.value.arg.value.i64, (unsigned long long)r.value.arg.index);
+    good_call(ctx, 0);
+    dreduce_destroy(ctx);
+}
+
+/* A binding rejects rank 1's array before calling the library (dreduce_reduce_fail): rank 1 gets its status, rank
+ * 0 an error naming rank 1 (never a sum without it), and the next call is right. */
+static void case_reduce_fail_one_rank(void)
+{
+    dreduce_config_t cfg = config();
+    dreduce_context_t *ctx = create_ok(&cfg);
+    int64_t x = 1;
+    dreduce_result_t r;
+    preset(&r);
+    const dr_status_t s = rank == 1 ? dreduce_reduce_fail(ctx, DR_INT64, DR_SUM, DR_ERR_USAGE, &r)
+                                    : reduce(ctx, &x, 1, DR_INT64, DR_SUM, &r);
+    if (rank == 1) EXPECT(s == DR_ERR_USAGE, "dreduce_reduce_fail returned %d", (int)s);
+    if (rank == 0) EXPECT(s != DR_OK, "rank 0 returned DR_OK although rank 1 failed");
+    EXPECT(r.valid == 0, "valid %d", r.valid);
+    good_call(ctx, 0);
+    dreduce_destroy(ctx);
+}
+
 /* ---- the watchdog belongs to the context ------------------------------------------------------------------------ */
 
 /* An error inside a call with cfg.timeout 3, then 5 s of the caller's own code: the process lives on. */
@@ -559,6 +608,8 @@ static const case_t cases[] = {
     {"reduce_rpn2_one_f64", case_reduce_rpn2_one_f64, 4},
     {"reduce_null_buffer_one_rank", case_reduce_null_buffer_one_rank, 2},
     {"reduce_null_out_one_rank", case_reduce_null_out_one_rank, 2},
+    {"reduce_argmax_unplaced", case_reduce_argmax_unplaced, 2},
+    {"reduce_fail_one_rank", case_reduce_fail_one_rank, 2},
     {"watchdog_disarmed_after_error", case_watchdog_disarmed_after_error, 2},
     {"two_contexts_timeouts", case_two_contexts_timeouts, 2},
     {"two_contexts_threads", case_two_contexts_threads, 2},

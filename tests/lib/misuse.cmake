@@ -56,7 +56,7 @@ dr_misuse_case(create_comm_null_split 3 ERRORS 1 EXPECT "dreduce_create: comm is
 
 # Arguments: each named, DR_ERR_USAGE, *out valid = 0; prepare refuses what reduce refuses, on every rank alike.
 dr_misuse_case(reduce_bad_dtype 2 ERRORS 2 EXPECT "dtype 99 is not a dr_dtype_t \\(0\\.\\.11: int32,")
-dr_misuse_case(reduce_bad_op 2 ERRORS 2 EXPECT "op 42 is not a dr_op_t \\(0\\.\\.6: sum,")
+dr_misuse_case(reduce_bad_op 2 ERRORS 2 EXPECT "op 42 is not a dr_op_t \\(0\\.\\.9: sum,")
 dr_misuse_case(reduce_null_args 2 EXPECT "dreduce_reduce: out is NULL" "dreduce_reduce: ctx is NULL"
                "dreduce_prepare: ctx is NULL" "dreduce_local_partial: ctx is NULL" "dreduce_reduce_file: out is NULL")
 dr_misuse_case(out_after_error 2 EXPECT "NULL buffer with count 5" "/nonexistent/misuse\\.npy")
@@ -74,6 +74,9 @@ dr_misuse_case(reduce_empty_placeholder 2)
 dr_misuse_case(reduce_rpn2_one_f64 4 EXPECT "rank 0 .*dtype")
 dr_misuse_case(reduce_null_buffer_one_rank 2 EXPECT "rank 1 .*NULL buffer with count 3")
 dr_misuse_case(reduce_null_out_one_rank 2 EXPECT "rank 1 .*dreduce_reduce: out is NULL")
+dr_misuse_case(reduce_argmax_unplaced 3 EXPECT "argmax on 3 ranks needs each rank's place in the whole array"
+               "rank 1 .*argmin on 3 ranks needs .*dreduce_prepare saw another count")
+dr_misuse_case(reduce_fail_one_rank 3 EXPECT "rank 1 failed in this call")
 
 # The watchdog belongs to the context.
 dr_misuse_case(watchdog_disarmed_after_error 2)

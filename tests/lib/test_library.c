@@ -3,7 +3,11 @@
  * pinned host memory where there is a GPU; uneven shards (one rank with none); the result checked against the host
  * reference (exact for integers, the stated float bound); repeated calls give the same bits and allocate no device
  * memory; bad arguments return DR_ERR_USAGE on every rank without communicating; a context in the exact mode gives
- * float sums bit for bit equal to the independent exact reference.
+ * float sums bit for bit equal to the independent exact reference. stats, argmin and argmax (new_ops): against the
+ * CPU backend's answer for the whole array (itself checked against the host reference by test_stats), every type,
+ * host and device buffers, uneven shards: argmin/argmax to the bit with the global index, through dreduce_reduce_at,
+ * through dreduce_prepare's offsets and through chunked host arrays; stats' count, min, max and integer sums
+ * exactly, the exact mode's sum and mean to the bit, float means and m2 to 1e-10 relative.
  * Usage: test_library [--require-gpu] (exit 77 when required and there is no GPU). */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -14,6 +18,7 @@
 #include "cpu_backend.h"
 #include "dreduce.h"
 #include "reference.h"
+#include "stats.h"
 
 static int failures;
 #define EXPECT(cond, ...)                                                                                      \
@@ -105,6 +110,98 @@ static void check_one(dreduce_context_t *ctx, dr_acc_mode_t mode, dr_dtype_t t, 
     free(host);
 }
 
+/* This rank's share of n_total, uneven (rank r gets a share proportional to r + 1). */
+static void share(uint64_t n_total, uint64_t *first, uint64_t *count)
+{
+    const uint64_t weight_sum = (uint64_t)nranks * (nranks + 1) / 2;
+    *first = 0;
+    for (int r = 0; r < rank; ++r) *first += n_total * (uint64_t)(r + 1) / weight_sum;
+    *count = rank == nranks - 1 ? n_total - *first : n_total * (uint64_t)(rank + 1) / weight_sum;
+}
+
+static int close_rel(double a, double b, double rel)
+{
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    return fabs(a - b) <= rel * fmax(fabs(a), fabs(b)) + 1e-300;
+}
+
+/* stats, argmin, argmax of one type over n_total elements: the library's answer against the CPU backend's. */
+static void check_new_op(dreduce_context_t *ctx, dr_acc_mode_t mode, dr_dtype_t t, dr_op_t op, uint64_t n_total,
+                         mem_t mem, int prepared)
+{
+    uint64_t first, count;
+    share(n_total, &first, &count);
+    const size_t es = dr_dtype_size(t);
+    dr_gen_t g = {DR_DATA_RANDOM, t, DR_SUM, 77 + (uint64_t)t, 0};
+    void *whole = malloc((size_t)n_total * es + 1);
+    dr_cpu_generate(&g, 0, whole, (size_t)n_total, 1);
+    void *buf = (char *)whole + first * es;
+    if (mem == MEM_DEVICE) {
+        if (cudaMalloc(&buf, (size_t)count * es + 1) != cudaSuccess ||
+            cudaMemcpy(buf, (char *)whole + first * es, (size_t)count * es, cudaMemcpyDefault) != cudaSuccess)
+            EXPECT(0, "device copy of the shard");
+    }
+    dreduce_result_t r;
+    dr_status_t s;
+    if (prepared) {
+        EXPECT(dreduce_prepare(ctx, t, op, count) == DR_OK, "dreduce_prepare failed");
+        s = dreduce_reduce(ctx, count ? buf : NULL, count, t, op, &r);
+    } else {
+        s = dreduce_reduce_at(ctx, count ? buf : NULL, count, first, t, op, &r);
+    }
+    EXPECT(s == DR_OK, "%s %s: status %d", dr_dtype_name(t), dr_op_name(op), (int)s);
+    const dr_acc_kind_t acc = dr_acc_select(t, op, mode);
+    if (rank == 0 && s == DR_OK) {
+        dr_partial_t want;
+        uint64_t depth = 0;
+        EXPECT(dr_cpu_reduce(t, op, acc, whole, (size_t)n_total, 0, 1, &want, &depth) == 0, "CPU backend");
+        char what[160];
+        snprintf(what, sizeof what, "%s %s (%s) n=%llu in %s memory%s", dr_dtype_name(t), dr_op_name(op),
+                 dr_acc_kind_name(acc), (unsigned long long)n_total, mem_name[mem],
+                 prepared ? " (prepared)" : " (reduce_at)");
+        EXPECT(r.valid && r.kind == acc, "%s: valid %d kind %s", what, r.valid, dr_acc_kind_name(r.kind));
+        if (dr_op_is_arg(op)) {
+            EXPECT(memcmp(&r.value.arg, &want.value.arg, sizeof want.value.arg) == 0,
+                   "%s: %016llx at %llu, the CPU backend %016llx at %llu", what,
+                   (unsigned long long)r.value.arg.value.u64, (unsigned long long)r.value.arg.index,
+                   (unsigned long long)want.value.arg.value.u64, (unsigned long long)want.value.arg.index);
+        } else {
+            dreduce_stats_t w;
+            dr_stats_result(acc, &want, &w);
+            const dreduce_stats_t *g2 = &r.stats;
+            EXPECT(g2->count == n_total && w.count == n_total, "%s: count %llu", what,
+                   (unsigned long long)g2->count);
+            EXPECT(memcmp(&g2->min, &w.min, 8) == 0 && memcmp(&g2->max, &w.max, 8) == 0, "%s: min/max differ",
+                   what);
+            if (w.sum_is_int)
+                EXPECT(memcmp(&g2->sum_int, &w.sum_int, sizeof w.sum_int) == 0 && g2->mean == w.mean,
+                       "%s: integer sum or mean differ (mean %.17g vs %.17g)", what, g2->mean, w.mean);
+            else if (acc == DR_ACC_STATS_EXACT)
+                EXPECT(g2->sum == w.sum && g2->mean == w.mean, "%s: exact sum %.17g / mean %.17g, want %.17g / %.17g",
+                       what, g2->sum, g2->mean, w.sum, w.mean);
+            else
+                EXPECT(close_rel(g2->sum, w.sum, 1e-10) && close_rel(g2->mean, w.mean, 1e-10), "%s: sum/mean", what);
+            EXPECT(close_rel(g2->m2, w.m2, 1e-10) && close_rel(g2->var_sample, w.var_sample, 1e-10),
+                   "%s: m2 %.17g, the CPU backend %.17g", what, g2->m2, w.m2);
+        }
+    }
+    if (mem == MEM_DEVICE) cudaFree(buf);
+    free(whole);
+}
+
+static void new_ops(dreduce_context_t *ctx, dr_acc_mode_t mode, int on_gpu)
+{
+    static const dr_op_t ops[] = {DR_STATS, DR_ARGMIN, DR_ARGMAX};
+    const uint64_t sizes[] = {1, 1000003};
+    for (int t = 0; t < DR_DTYPE_COUNT; ++t)
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; ++o)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
+                for (int m = 0; m <= (on_gpu ? MEM_DEVICE : MEM_PAGEABLE); ++m) {
+                    if (mode == DR_ACC_MODE_EXACT && ops[o] != DR_STATS) continue;
+                    check_new_op(ctx, mode, (dr_dtype_t)t, ops[o], sizes[s], (mem_t)m, (int)((t + s + m) % 2));
+                }
+}
+
 static void bad_arguments(dreduce_context_t *ctx)
 {
     dreduce_result_t r;
@@ -152,12 +249,13 @@ int main(int argc, char **argv)
     const uint64_t sizes[] = {0, 1, 1000003};
     for (int t = 0; t < DR_DTYPE_COUNT; ++t)
         for (int op = 0; op < DR_OP_COUNT; ++op) {
-            if (!dr_op_valid((dr_dtype_t)t, (dr_op_t)op)) continue;
+            if (!dr_op_valid((dr_dtype_t)t, (dr_op_t)op) || op == DR_STATS || dr_op_is_arg((dr_op_t)op)) continue;
             for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
                 for (int m = 0; m <= (on_gpu ? MEM_PINNED : MEM_PAGEABLE); ++m)
                     check_one(ctx, DR_ACC_WIDE, (dr_dtype_t)t, (dr_op_t)op, sizes[s], (mem_t)m,
                               s == 2 && t == 0 ? 3 : 1);
         }
+    new_ops(ctx, DR_ACC_WIDE, on_gpu);
     dreduce_destroy(ctx);
 
     /* The exact mode: float sums exact (checked bit for bit against the independent exact reference, results in
@@ -178,6 +276,7 @@ int main(int argc, char **argv)
            "an exact float product was accepted");
     EXPECT(dreduce_reduce(ctx, &one, 1, DR_FLOAT32, DR_SUM, &r) == DR_OK, "an exact sum after a refused call failed");
     if (rank == 0) EXPECT(r.valid && r.value.f64 == nranks, "exact sum of ones: got %g", r.value.f64);
+    new_ops(ctx, DR_ACC_MODE_EXACT, on_gpu);
     dreduce_destroy(ctx);
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

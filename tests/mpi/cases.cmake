@@ -23,6 +23,12 @@ dr_mpi_test(small --suite small)
 # --allreduce, hierarchical (with its bcast level) and flat, with and without emulated nodes.
 dr_mpi_test(allreduce --suite allreduce)
 
+# stats, argmin, argmax (issue #37) at 1..4 ranks across int8, int16, int32, int64, uint64, float16, float32 and
+# float64: uneven shards, fewer elements than ranks, none, flat and hier, emulated nodes, --allreduce, weak scaling;
+# argmin/argmax exactly (value and global index: the same element at every rank count), stats' count, sum, min, max
+# and integer/exact means exactly, float moments within 1e-9 of the model's exact ones.
+dr_mpi_test(stats --suite stats)
+
 # Usage errors under mpiexec: options that differ across ranks (MPMD launch), bad options; exit 2, one message,
 # no hang.
 dr_mpi_test(errors --suite errors)
@@ -41,6 +47,14 @@ add_test(NAME mpi_determinism
                  --dreduce $<TARGET_FILE:dreduce> --np 3 --device cpu --sizes 400003 --reps 100 --jobs 4
                  --extra "--threads 2")
 set_tests_properties(mpi_determinism PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
+# ...and the same at any scale (issue #37): argmin/argmax of four types and stats where its sum and mean are exact, on
+# random data at 1, 2, 3 and 4 ranks (three CPU threads each): the same element (value and global index) at every
+# rank count, and stats' count, min, max, sum and mean to the bit.
+add_test(NAME mpi_determinism_across_np
+         COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/mpi/determinism.py --mpiexec ${DR_MPIEXEC}
+                 --dreduce $<TARGET_FILE:dreduce> --across-np 1,2,3,4 --device cpu --sizes 300007 --reps 3 --jobs 2
+                 --extra "--threads 3")
+set_tests_properties(mpi_determinism_across_np PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
 
 # ...and the check can fail: dreduce_flaky_combine is the program with tests/mpi/flaky_combine.c linked in, which
 # flips the lowest bit of one repetition's combined result (DREDUCE_TEST_FLIP_CALL: which MPI_Reduce call of rank

@@ -10,9 +10,14 @@ the run is tested by mpi_determinism_can_fail and gpu_determinism_can_fail, test
 Usage:
   determinism.py --mpiexec MPIEXEC --dreduce DREDUCE --np P --device cpu|gpu --sizes N[,N...] [--reps R]
                  [--jobs J] [--extra "dreduce args"]
+  determinism.py --mpiexec MPIEXEC --dreduce DREDUCE --across-np P[,P...] --device cpu|gpu --sizes N[,N...] ...
 
 --np 1 runs dreduce directly (an MPI singleton); more ranks run under MPIEXEC. --jobs runs that many cases at once
 (0: one per 4 cores, at most 8). Exit status 0 if every case passed, 1 otherwise. Python 3 standard library only.
+
+--across-np (issue #37): the same at any scale. The rows of argmin and argmax (and of stats) run at every rank count
+given, each run as above, and the results must be the same at every rank count: argmin/argmax's value and global
+index to the bit; stats' count, min and max, and its sum and mean where they are exact (integers, --acc exact).
 """
 
 import argparse
@@ -37,10 +42,17 @@ ROWS = ([(t, op, "wide") for t in INT_TYPES for op in ("sum", "prod", "min", "ma
           ("max", "wide"))] +
         [("float64", op, "wide") for op in ("sum", "prod", "min", "max")])
 assert len(ROWS) == 50, len(ROWS)
+# --across-np: argmin and argmax of these types, and stats where its sum and mean are exact (so the same bits at any
+# scale): integers, and floats with --acc exact.
+ACROSS_ROWS = ([(t, op, "wide") for t in ("int8", "uint64", "bfloat16", "float32") for op in ("argmin", "argmax")] +
+               [("uint64", "stats", "wide"), ("float32", "stats", "exact")])
+# The fields that must be the same at every rank count, by op.
+ACROSS_FIELDS = {"argmin": ("value", "index"), "argmax": ("value", "index"),
+                 "stats": ("count", "sum", "mean", "min", "max")}
 
 
-def run_one(cmd, reps, timeout):
-    """(problems, seconds) of one run."""
+def run_one(cmd, reps, timeout, result=None):
+    """(problems, seconds) of one run; result (a dict): gets the report's result object."""
     t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
@@ -55,6 +67,8 @@ def run_one(cmd, reps, timeout):
     try:
         d = json.loads(p.stdout)
         ver, cfg = d["verification"], d["config"]
+        if result is not None:
+            result.update(d["result"])
         if ver.get("deterministic") is not True:
             problems.append("verification.deterministic is %r" % ver.get("deterministic"))
         if ver.get("pass") is not True:
@@ -81,7 +95,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--extra", default="", help="more dreduce arguments for every run")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per run")
+    ap.add_argument("--across-np", help="comma-separated rank counts: the argmin/argmax/stats rows at each, the "
+                                        "results the same at every one (instead of --np)")
     a = ap.parse_args()
+    if a.across_np:
+        return across_np(a)
 
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -112,6 +130,62 @@ def main():
                     print("    - %s" % p)
     print("%d passed, %d failed (%.1f s, %d at a time)" % (len(cases) - failed, failed, time.monotonic() - t0, jobs))
     return 0 if failed == 0 else 1
+
+
+def across_np(a):
+    """--across-np: every ACROSS_ROWS row at every rank count; each run checked as in main(), then the rows' results
+    compared across the rank counts."""
+    setup_env()
+    jobs = a.jobs if a.jobs > 0 else max(1, min(8, (os.cpu_count() or 1) // 4))
+    dreduce = os.path.abspath(a.dreduce)
+    nps = [int(x) for x in a.across_np.split(",")]
+    cases = []  # (row name, np, command)
+    for n in a.sizes.split(","):
+        for t, op, acc in ACROSS_ROWS:
+            for np in nps:
+                launch = [] if np == 1 else [a.mpiexec] + launcher_flags(a.mpiexec) + ["-np", str(np)]
+                args = ["--device", a.device, "-n", n, "--type", t, "--op", op, "--acc", acc, "--iters", str(a.reps),
+                        "--warmup", "0", "--format", "json"] + shlex.split(a.extra)
+                cases.append(("%-8s %-6s %-5s n=%s" % (t, op, acc, n), op, np, launch + [dreduce] + args))
+    t0 = time.monotonic()
+    failed = 0
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = []
+        for name, op, np, cmd in cases:
+            res = {}
+            futures.append((name, op, np, cmd, res, pool.submit(run_one, cmd, a.reps, a.timeout, res)))
+        for name, op, np, cmd, res, fut in futures:
+            problems, secs = fut.result()
+            print("%s %s, %d ranks, %d repetitions (%.1f s)" % ("FAIL" if problems else "PASS", name, np, a.reps,
+                                                               secs), flush=True)
+            if problems:
+                failed += 1
+                print("    command: %s" % " ".join(shlex.quote(c) for c in cmd))
+                for p in problems:
+                    print("    - %s" % p)
+            results.setdefault((name, op), []).append((np, res))
+    for (name, op), runs in results.items():
+        fields = ACROSS_FIELDS[op]
+        first_np, first = runs[0]
+        for np, res in runs[1:]:
+            differ = [f for f in fields if res.get(f) != first.get(f)]
+            if differ:
+                failed += 1
+                print("FAIL %s: %d ranks and %d ranks differ in %s: %s vs %s" % (
+                    name, first_np, np, ", ".join(differ), {f: first.get(f) for f in differ},
+                    {f: res.get(f) for f in differ}))
+        print("%s %s: the same %s at %s ranks: %s" % ("PASS" if all(
+            all(r.get(f) == first.get(f) for f in fields) for _, r in runs) else "FAIL", name, "/".join(fields),
+            ",".join(str(np) for np, _ in runs), {f: first.get(f) for f in fields}), flush=True)
+    print("%d runs, %d failures (%.1f s, %d at a time)" % (len(cases), failed, time.monotonic() - t0, jobs))
+    return 0 if failed == 0 else 1
+
+
+def setup_env():
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
 
 
 if __name__ == "__main__":

@@ -33,8 +33,12 @@ COMMON_ARGS = ["--format", "json", "--device", "cpu", "--iters", "2", "--warmup"
 DEFAULT_TIMEOUT = 60.0
 
 INT_TYPES = {"int32": (32, True), "int64": (64, True), "uint32": (32, False), "uint64": (64, False)}
+# The 8- and 16-bit integers: in the model of stats, argmin and argmax only (the suites above leave them out).
+SMALL_INT_TYPES = {"int8": (8, True), "uint8": (8, False), "int16": (16, True), "uint16": (16, False)}
+INT_BITS = dict(INT_TYPES, **SMALL_INT_TYPES)
 FLOAT_TYPES = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}  # significand bits incl. the implicit one
-ALL_TYPES = list(INT_TYPES) + list(FLOAT_TYPES)
+ALL_TYPES = list(INT_BITS) + list(FLOAT_TYPES)
+NEW_OPS = ("stats", "argmin", "argmax")
 FLOAT_OPS = ["sum", "min", "max", "prod"]
 INT_OPS = FLOAT_OPS + ["band", "bor", "bxor"]
 ACC_BITS = {"float32": 24, "float64": 53}
@@ -94,6 +98,11 @@ def parse_dreduce_args(argv):
 
 def acc_kind(t, op, acc):
     """The accumulator a (type, op, acc mode) reduces and reports in."""
+    if op in NEW_OPS:  # by the type's class: signed, unsigned, float (stats with --acc exact: the exact sum)
+        cls = "float64" if t in FLOAT_TYPES else "int64" if INT_BITS[t][1] else "uint64"
+        if op != "stats":
+            return cls + "+index"
+        return "stats(exact)" if cls == "float64" and acc == "exact" else "stats(%s)" % cls
     widen = op in ("sum", "prod")
     if t in ("int32", "uint32"):
         return ("int64" if t == "int32" else "uint64") if widen else t
@@ -136,8 +145,8 @@ FLOAT_FORMAT = {"float64": (53, -1022, 1023), "float32": (24, -126, 127), "float
 
 
 def const_value(t, text):
-    if t in INT_TYPES:
-        bits, signed = INT_TYPES[t]
+    if t in INT_BITS:
+        bits, signed = INT_BITS[t]
         v = int(text, 0)
         lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
         if not lo <= v <= hi:
@@ -153,9 +162,9 @@ class Data:
 
     def __init__(self, t, pattern, n):
         self.t, self.n = t, n
-        self.is_int = t in INT_TYPES
+        self.is_int = t in INT_BITS
         if self.is_int:
-            self.bits, self.signed = INT_TYPES[t]
+            self.bits, self.signed = INT_BITS[t]
             self.modulus = 1 << self.bits
         else:
             self.bits, self.signed = None, False
@@ -214,6 +223,26 @@ def identity(op, acc):
     return {"sum": 0.0, "prod": 1.0, "min": float("inf"), "max": float("-inf")}[op]
 
 
+def expected_new_op(o, d, acc, n_total):
+    """stats, argmin, argmax over the elements themselves (n_total up to a few hundred thousand): argmin/argmax
+    (value, index of the first occurrence) or (None, None) for no element; stats a dict of exact Fractions and ints."""
+    if n_total > 1 << 20:
+        raise CaseError("%s: n too large to go through the elements" % o["op"])
+    vals = [int(v) if not d.is_int and float(v).is_integer() else v for v in d.values()]
+    if o["op"] in ("argmin", "argmax"):
+        if not vals:
+            return (None, None), acc, n_total
+        best = max(vals) if o["op"] == "argmax" else min(vals)
+        return (best, vals.index(best)), acc, n_total
+    fr = [Fraction(v) for v in vals] if vals and not isinstance(vals[0], int) else vals
+    s1 = sum(fr)
+    s2 = sum(x * x for x in fr)
+    n = n_total
+    m2 = Fraction(s2) - Fraction(s1) ** 2 / n if n else Fraction(0)
+    return dict(count=n, sum=s1, min=min(vals) if vals else None, max=max(vals) if vals else None,
+                mean=Fraction(s1, 1) / n if n else None, m2=m2), acc, n_total
+
+
 def expected_result(o, nranks):
     """(expected value as int or float, accumulator type name, n_total)."""
     t, op = o["type"], o["op"]
@@ -222,6 +251,8 @@ def expected_result(o, nranks):
     acc = acc_kind(t, op, o["acc"])
     n_total = o["n"] * nranks if o["scaling"] == "weak" else o["n"]
     d = Data(t, o["data"], n_total)
+    if op in NEW_OPS:
+        return expected_new_op(o, d, acc, n_total)
     if n_total == 0:
         return identity(op, acc), acc, n_total
 
@@ -461,7 +492,40 @@ def suite_errors():
     ]
 
 
+def suite_stats():
+    """stats, argmin, argmax (issue #37) at 1..4 ranks: int8, int16, int32, int64, uint64, float16, float32, float64;
+    uneven shards (100003), fewer elements than ranks and none, flat and hier, emulated nodes, --allreduce, weak
+    scaling (the global index runs across the ranks). The answers are exact (argmin/argmax: value and index; stats:
+    count, sum, min, max, the mean of integers and of --acc exact) or, for float moments, within 1e-9."""
+    rows = [
+        (1, "--op argmax --type float16 --data iota -n 5000"),  # wraps at 2048: 2047 first at 2047
+        (1, "--op stats --type int8 --data iota -n 1000"),
+        (1, "--op argmin --type float64 --data const:-2.5 -n 1000"),
+        (1, "--op stats --type float32 --data iota -n 100003 --acc exact"),
+        (2, "--op argmax --type int8 --data iota -n 1000 --combine flat"),
+        (2, "--op stats --type uint64 --data const:18446744073709551615 -n 1001"),  # a sum past 64 bits
+        (2, "--op argmin --type float32 --data iota -n 100003"),
+        (2, "--op stats --type float64 --data iota -n 100003"),
+        (3, "--op argmax --type uint64 --data iota -n 100003"),
+        (3, "--op argmin --type int8 --data iota -n 1000"),  # -128 first at 128
+        (3, "--op stats --type float16 --data iota -n 5000"),
+        (3, "--op stats --type int16 --data iota -n 100003 --allreduce"),
+        (3, "--op argmax --type int64 --data iota -n 1000 --scaling weak"),  # 2999 at 2999
+        (4, "--op argmax --type float64 --data iota -n 100003 --ranks-per-node 2"),
+        (4, "--op argmin --type float16 --data iota -n 5000 --ranks-per-node 2 --combine flat"),
+        (4, "--op stats --type int8 --data iota -n 100003 --allreduce --combine flat"),
+        (4, "--op stats --type uint64 --data iota -n 100003 --ranks-per-node 2"),
+        (4, "--op stats --type float32 --data iota -n 100003 --ranks-per-node 2 --acc exact --allreduce"),
+        (4, "--op argmax --type int32 --data iota -n 2"),  # fewer elements than ranks
+        (4, "--op stats --type int64 --data iota -n 3 --combine flat"),
+        (4, "--op argmax --type int64 --data iota -n 0"),  # none
+        (2, "--op stats --type float32 --data iota -n 0"),
+    ]
+    return [Case("stats np%d %s" % (np, args.replace("--", "")), np, args) for np, args in rows]
+
+
 SUITES = {
+    "stats": suite_stats,
     "scaling-np1": lambda: suite_scaling(1),
     "scaling-np2": lambda: suite_scaling(2),
     "scaling-np3": lambda: suite_scaling(3),
@@ -504,6 +568,58 @@ def same_value(got_text, want, acc):
     return got == want
 
 
+def close(text, want, rel):
+    """text (a float's) within rel of the Fraction want (or both NaN for want None)."""
+    try:
+        got = float(text)
+    except (TypeError, ValueError):
+        return False
+    if want is None:
+        return got != got
+    return abs(Fraction(got) - want) <= rel * abs(want) if got == got and abs(got) != float("inf") else False
+
+
+def check_stats(res, want, acc, need):
+    """The JSON result's stats fields against the model's exact ones."""
+    n = want["count"]
+    need(res.get("count") == n, "result.count %r, expected %d" % (res.get("count"), n))
+    is_int = acc in ("stats(int64)", "stats(uint64)")
+    for key in ("min", "max"):
+        w = want[key]
+        if w is None:  # no element: the identities
+            w = {"stats(int64)": (2 ** 63 - 1, -2 ** 63), "stats(uint64)": (2 ** 64 - 1, 0)}.get(
+                acc, (float("inf"), float("-inf")))[key == "max"]
+        need(same_value(str(res.get(key)), w, "int64" if is_int else "float64"),
+             "result.%s %r, expected %r" % (key, res.get(key), w))
+    if is_int:
+        need(str(res.get("sum")) == str(want["sum"]), "result.sum %r, expected exactly %d" % (res.get("sum"),
+                                                                                             want["sum"]))
+    else:
+        need(close(res.get("sum"), Fraction(want["sum"]), 1e-15), "result.sum %r, expected %s" % (res.get("sum"),
+                                                                                                float(want["sum"])))
+    if n == 0:
+        for key in ("mean", "var_pop", "var_sample"):
+            need(res.get(key) == "nan", "result.%s %r, expected nan (no elements)" % (key, res.get(key)))
+        return
+    mean = want["mean"]
+    if is_int or acc == "stats(exact)":  # the exact sum over n, rounded once
+        need(res.get("mean") == repr(float(mean)) or (float(res.get("mean", "nan")) == float(mean)),
+             "result.mean %r, expected exactly %r" % (res.get("mean"), float(mean)))
+    else:
+        need(close(res.get("mean"), mean, 1e-12), "result.mean %r, expected %r" % (res.get("mean"), float(mean)))
+    m2 = want["m2"]
+    need(close(res.get("m2"), m2, 1e-9) or (m2 == 0 and float(res.get("m2")) == 0),
+         "result.m2 %r, expected %r" % (res.get("m2"), float(m2)))
+    need(close(res.get("var_pop"), m2 / n, 1e-9) or (m2 == 0 and float(res.get("var_pop")) == 0),
+         "result.var_pop %r, expected %r" % (res.get("var_pop"), float(m2 / n)))
+    if n > 1:
+        need(close(res.get("var_sample"), m2 / (n - 1), 1e-9) or (m2 == 0 and float(res.get("var_sample")) == 0),
+             "result.var_sample %r, expected %r" % (res.get("var_sample"), float(m2 / (n - 1))))
+    else:
+        need(res.get("var_sample") == "nan", "result.var_sample %r, expected nan (one element)"
+             % (res.get("var_sample"),))
+
+
 def check_report(case, o, nranks, doc, problems):
     """Append a line to problems for everything in the JSON report that disagrees with the model."""
     def need(cond, msg):
@@ -519,8 +635,17 @@ def check_report(case, o, nranks, doc, problems):
 
     res = doc.get("result", {})
     need(res.get("type") == acc, "result.type %r, expected %r" % (res.get("type"), acc))
-    need(same_value(str(res.get("value")), want, acc),
-         "result.value %r, expected %s (%s)" % (res.get("value"), repr(want), acc))
+    if o["op"] in ("argmin", "argmax"):
+        value, index = want
+        vacc = "float64" if acc.startswith("float") else acc.split("+")[0]
+        need(res.get("index") == index, "result.index %r, expected %r" % (res.get("index"), index))
+        need(res.get("value") == "none" if value is None else same_value(str(res.get("value")), value, vacc),
+             "result.value %r, expected %r" % (res.get("value"), value))
+    elif o["op"] == "stats":
+        check_stats(res, want, acc, need)
+    else:
+        need(same_value(str(res.get("value")), want, acc),
+             "result.value %r, expected %s (%s)" % (res.get("value"), repr(want), acc))
     ver = doc.get("verification", {})
     need(ver.get("enabled") is True and ver.get("pass") is True, "verification did not pass: %r" % (ver,))
     need(ver.get("deterministic") is True, "repetitions were not deterministic")

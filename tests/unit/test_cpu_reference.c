@@ -32,7 +32,7 @@ static int cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const voi
 {
     dr_partial_t p;
     memset(&p, 0xa5, sizeof p);
-    const int rc = dr_cpu_reduce(dtype, op, acc, in, n, nthreads, &p, depth);
+    const int rc = dr_cpu_reduce(dtype, op, acc, in, n, 0, nthreads, &p, depth);
     *out = p.value;
     return rc;
 }
@@ -588,8 +588,9 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
               dr_acc_mode_valid(DR_FLOAT32, DR_MAX, DR_ACC_MODE_EXACT) &&
               dr_acc_mode_valid(DR_INT32, DR_PROD, DR_ACC_MODE_EXACT),
           "dr_acc_mode_valid: an exact float product must be refused, float max and int32 prod accepted");
-    /* dr_acc_select picks only table rows (DR_REDUCTION_TABLE, or DR_EXACT_TABLE for exact sums), and a
-     * combination dr_acc_mode_valid refuses (an exact product) never reaches it. */
+    /* dr_acc_select picks only table rows (DR_REDUCTION_TABLE, or DR_EXACT_TABLE for exact sums, or the stats and
+     * argmin/argmax tables: test_stats.c), and a combination dr_acc_mode_valid refuses (an exact product, stats or
+     * argmax in the native mode) never reaches it. */
     for (int t = 0; t < DR_DTYPE_COUNT; ++t)
         for (int op = 0; op < DR_OP_COUNT; ++op)
             for (int m = 0; m < DR_ACC_MODE_COUNT; ++m) {
@@ -597,7 +598,7 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
                 const dr_acc_kind_t k = dr_acc_select((dr_dtype_t)t, (dr_op_t)op, (dr_acc_mode_t)m);
                 int found = 0;
 #define X(DT, OP, op_, ACC, acc_) found |= DR_##DT == (dr_dtype_t)t && DR_##OP == (dr_op_t)op && DR_ACC_##ACC == k;
-                DR_EXACT_TABLE
+                DR_EXACT_TABLE DR_ARG_TABLE DR_STATS_TABLE DR_STATS_EXACT_TABLE
 #undef X
                 for (int ri = 0; ri < NROWS; ++ri)
                     found |= rows[ri].dtype == (dr_dtype_t)t && rows[ri].op == (dr_op_t)op && rows[ri].acc == k;

@@ -634,7 +634,7 @@ static void test_cpu_backend(uint64_t *rng)
                     dr_partial_t got;
                     uint64_t depth = 0;
                     memset(&got, 0xa5, sizeof got);
-                    const int rc = dr_cpu_reduce(dtype, DR_SUM, DR_ACC_EXACT, buf, n, threads, &got, &depth);
+                    const int rc = dr_cpu_reduce(dtype, DR_SUM, DR_ACC_EXACT, buf, n, 0, threads, &got, &depth);
                     CHECK(rc == 0 && same_exact(&got.exact, &want) && depth == 1,
                           "dr_cpu_reduce %s exact, pattern %d, n=%zu, %d threads: rc %d, words or flags (%u, want %u) "
                           "differ from each element's dr_exact_add_f64",

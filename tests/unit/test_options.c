@@ -469,7 +469,33 @@ static void test_errors(void)
     ERR(L("--type", "float128"), L("'float128'", "int32", "int64", "uint32", "uint64", "float32", "float64", "float16",
                                    "bfloat16"));
     ERR(L("-t", "Float32"), L("'Float32'", "float32"));
-    ERR(L("--op", "mean"), L("'mean'", "sum", "min", "max", "prod", "band", "bor", "bxor"));
+    ERR(L("--op", "mean"), L("'mean'", "sum", "min", "max", "prod", "band", "bor", "bxor", "stats", "argmin",
+                             "argmax"));
+    /* stats, argmin, argmax (issue #37): no native mode (for any type, --input of an unknown type too), no teaching
+     * kernel; wide and exact are fine, and a bool (uint8) array is too. */
+    ERR(L("--op", "argmax", "--acc", "native"), L("--acc native", "--op argmax", "--acc wide"));
+    ERR(L("--op", "argmin", "--acc", "native", "--type", "int32"), L("--acc native", "--op argmin"));
+    ERR(L("--op", "stats", "--acc", "native"), L("--acc native", "--op stats", "wide", "exact"));
+    ERR(L("--op", "stats", "--acc", "native", "--input", "x.npy"), L("--acc native", "--op stats"));
+    ERR(L("--op", "stats", "-k", "smem"), L("--op stats", "--kernel smem", "multipass"));
+    ERR(L("--op", "argmax", "-k", "shuffle"), L("--op argmax", "--kernel shuffle"));
+    {
+        static const char *const ok[][8] = {{"--op", "stats", NULL},
+                                            {"--op", "stats", "--acc", "exact", "--type", "float16", NULL},
+                                            {"--op", "argmax", "--acc", "exact", "--type", "int8", NULL},
+                                            {"--op", "argmin", "--type", "uint8", NULL},
+                                            {"--op", "stats", "--type", "bfloat16", "--acc", "wide", NULL}};
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
+            dr_options_t o;
+            char err[512];
+            int argc = 1;
+            char *argv[10] = {"dreduce"};
+            for (int k = 0; ok[i][k]; ++k) argv[argc++] = (char *)ok[i][k];
+            dr_options_default(&o);
+            const dr_parse_result_t r = dr_options_parse(argc, argv, &o, err, sizeof err);
+            CHECK(r == DR_PARSE_OK, "%s %s ...: not accepted: %s", ok[i][0], ok[i][1], err);
+        }
+    }
     ERR(L("--kernel", "warp"), L("'warp'", "neighbored", "interleaved", "smem", "smem2", "unroll", "shuffle",
                                  "multipass"));
     ERR(L("-k", "smem3"), L("'smem3'", "smem2"));
