@@ -2,11 +2,13 @@
  *
  * Modes
  *   (default)  the performance table: for every row the tool offers (include/dreduce/table.h: each type, op and
- *              accumulator, 82 rows; --cases picks some) and each n (2^16, 2^20, 2^24, 2^28, 2^30, 2^31; --sizes
- *              for others), our `multipass` kernel (dr_gpu_plan + dr_gpu_reduce) against cub::DeviceReduce doing
- *              the same work, next to the copy ceiling of the same bytes; then a summary, a line per row grouped by
- *              type (print_summary). bench/row_costs.py splits each row's loss against int32 sum into its
- *              streaming rate and its fixed cost, from the JSON.
+ *              accumulator, 122 rows: the 82 of the reduction and exact tables, and issue #37's stats, argmin and
+ *              argmax of every type and exact stats of the float types; --cases picks some) and each n (2^16, 2^20,
+ *              2^24, 2^28, 2^30, 2^31; --sizes for others), our `multipass` kernel (dr_gpu_plan + dr_gpu_reduce;
+ *              for stats/argmin/argmax that is kernels/fused.cu) against cub::DeviceReduce doing the same work,
+ *              next to the copy ceiling of the same bytes; then a summary, a line per row grouped by type
+ *              (print_summary). bench/row_costs.py splits each row's loss against int32 sum into its streaming rate
+ *              and its fixed cost, from the JSON.
  *   --levels   the tutorial comparison: each teaching level end to end (all of its passes) on 16M int32, plus
  *              multipass, next to the numbers the tutorial claims for an RTX 3080.
  *   --small    latency for small n: time per reduction in a batch of back-to-back reductions, launched from the
@@ -15,7 +17,7 @@
  * What is timed (default and --levels)
  *   Every repetition ("rep") is bracketed by CUDA events on one stream, so a rep's time is GPU time: from the end of
  *   the previous rep to the end of this one, all passes included (for ours: every kernel of the plan; for CUB:
- *   its one or two kernels; for the copy: one cudaMemcpyAsync). To keep host launch overhead out of those
+ *   its one or two kernels, and for a stats row all four of its calls; for the copy: one cudaMemcpyAsync). To keep host launch overhead out of those
  *   intervals, reps are enqueued in chunks of kChunk behind a "hold" kernel that spins until the host has enqueued
  *   the whole chunk; the GPU then runs the chunk back to back. (If the hold ever times out the run says so and
  *   the JSON records it: the intervals of that chunk may then include host gaps.)
@@ -32,10 +34,14 @@
  * Data and checking
  *   Inputs are generated on the device by dr_gpu_generate (DR_DATA_RANDOM, or DR_DATA_SPREAD with --data spread; a
  *   fresh seed per run, printed; --seed repeats a run); buffer b holds elements [b*n, (b+1)*n) of the generator's
- *   array, so each has its own host reference (dr_reference_compute). Every result, warm-up reps included, of ours
- *   and of CUB is copied back and checked with dr_reference_check: ours with the plan's serial_depth, CUB with
- *   depth n (its tree is unknown to us, so its float bound is loose: for float32 accumulation beyond 2^24 elements
- *   it only rejects NaN/inf; the measured errors are in the JSON). A wrong result aborts the run (exit 1).
+ *   array, so each has its own host reference (dr_reference_compute; for stats also its second pass, about the
+ *   buffer's mean, for m2). Every result, warm-up reps included, of ours and of CUB is copied back and checked with
+ *   dr_reference_check (dr_reference_check_stats for stats, on what dr_stats_result makes of the partial): ours
+ *   with the plan's serial_depth, CUB with depth n (its tree is unknown to us, so its float bound is loose: for
+ *   float32 accumulation beyond 2^24 elements it only rejects NaN/inf; the measured errors are in the JSON).
+ *   argmin/argmax: ours reports global indices (first_index = the buffer's first element), CUB's offsets are made
+ *   global the same way; both must be the reference's element, and CUB's must be ours (the data has no NaN, where
+ *   CUB's comparisons would differ). A wrong result aborts the run (exit 1).
  *
  * Numbers
  *   GB/s of a reduction = bytes read (n * element size) / time, 1 GB = 1e9 bytes.
@@ -49,7 +55,11 @@
  * CUB does the same work as ours (bench/cub_rows.cuh): where dreduce widens (int32 sum into int64, float32 sum into
  * float64, every 16-bit float row, ...) TransformReduce with the same widening, else Sum/Min/Max or Reduce with the
  * op; an exact sum (CUB has none) beside CUB's float64 sum. Min/max compare with CUB's Min/Max on random data without
- * NaN (CUB's float min/max NaN semantics differ from ours).
+ * NaN (CUB's float min/max NaN semantics differ from ours). argmin/argmax: CUB's ArgMin/ArgMax. stats: what a user
+ * writes with CUB, four calls timed as one rep: Sum (widened as ours), Min, Max, then TransformReduce of
+ * (x - mean)^2 in float64 with the mean read on the device from the Sum; exact stats beside the same four calls.
+ * Where CUB's 64-bit integer sum cannot hold the exact sum (int64/uint64 data over the full range: it wraps), its
+ * count, min, max and sum modulo 2^64 are checked, and its mean and variance, about a wrapped mean, are not.
  *
  * --small: per n, 10 batches of 1000 back-to-back reductions (no hold kernel, so host launch cost counts), events
  * around each batch; the median batch time / 1000 is the time per reduction. The same 1000 reductions captured in a
@@ -85,6 +95,7 @@
 extern "C" {
 #include "parallel.h"
 #include "reference.h"
+#include "stats.h"
 }
 
 #define CK(call)                                                                                               \
@@ -104,7 +115,7 @@ constexpr size_t kRotateBelow = 120 * kMiB; /* inputs up to this size rotate ove
 constexpr size_t kRotateTotal = 240 * kMiB; /* ... that together hold at least this many bytes */
 constexpr int kChunk = 32;                  /* reps enqueued behind one hold kernel */
 constexpr unsigned long long kHoldTimeoutNs = 2000000000ull;
-constexpr int kSlotBytes = 1024; /* one result slot: a dr_partial_t (an exact sum's is 552 bytes) */
+constexpr int kSlotBytes = 1024; /* one result slot: a dr_partial_t (an exact stats partial's is 608 bytes) */
 
 /* ---------------------------------------------------------------------------------------------------------- */
 /* Options */
@@ -118,7 +129,7 @@ struct Options {
     int min_exp = 10, max_exp = 31;
     bool exp_given = false; /* --min-exp/--max-exp: a sweep instead of the default sizes */
     std::vector<size_t> sizes; /* --sizes (overrides the exponents) */
-    std::vector<int> blocks{0}; /* 0: dreduce's default for the size (dr_gpu_default_block) */
+    std::vector<int> blocks{0}; /* 0: dreduce's default for the op and size (dr_gpu_default_block_op) */
     std::vector<std::string> cases; /* --cases filter; empty: all */
     size_t levels_n = (size_t)1 << 24;
     int warmup = -1, reps = -1; /* -1: mode defaults */
@@ -144,8 +155,9 @@ void usage(FILE *f)
             "  --max-exp E        ... up to 2^E (default 31; always included)\n"
             "  --sizes LIST       explicit sizes, comma-separated: 1048576, 16M, 2^24 (overrides --min/max-exp)\n"
             "  --blocks LIST      block sizes for ours, e.g. 128,256,512,1024 (default: dreduce's default for the size; best one is the row)\n"
-            "  --cases LIST       only these rows, e.g. int32-sum,float16-min,float32-sum-native (default: every\n"
-            "                     (type, op, accumulator) row dreduce offers; --list-cases prints them)\n"
+            "  --cases LIST       only these rows, e.g. int32-sum,float16-min,float32-sum-native,float32-stats,\n"
+            "                     int32-argmax,float64-stats-exact (default: every (type, op, accumulator) row\n"
+            "                     dreduce offers; --list-cases prints them)\n"
             "  --list-cases       print every case id and the CUB call it is compared with, then exit\n"
             "  --levels-n N       n for --levels (default 16M = 2^24)\n"
             "  --warmup N         untimed reps before timing (default 5)\n"
@@ -433,12 +445,12 @@ void write_json(const Options &o, const Json &j)
 
 using namespace dr_bench;
 
-/* The CUB call of the row (dtype, op, acc), from the shards; every row of the table has one. */
-CubFn cub_fn(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc)
+/* The CUB row of (dtype, op, acc), from the shards; every row of the tables has one. */
+const CubRow *cub_row(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc)
 {
     static const std::vector<CubRow> rows = all_cub_rows();
     for (const CubRow &r : rows)
-        if (r.dtype == dtype && r.op == op && r.acc == acc) return r.fn;
+        if (r.dtype == dtype && r.op == op && r.acc == acc) return &r;
     return nullptr;
 }
 
@@ -455,52 +467,100 @@ template <class In, class Acc, dr_op_t Op> std::string cub_api(dr_dtype_t dtype,
     return "DeviceReduce::TransformReduce(" + in + " -> " + acc + ", " + CubOp<Op, Acc>::name + ")";
 }
 
+/* "DeviceReduce::ArgMax(int32: value, int64 index)" */
+std::string cub_arg_api(dr_dtype_t dtype, dr_op_t op)
+{
+    return std::string("DeviceReduce::") + (op == DR_ARGMIN ? "ArgMin(" : "ArgMax(") + dr_dtype_name(dtype) +
+           ": value, int64 index)";
+}
+
+/* The four calls of a stats row's peer (cub_stats_call), in order. */
+template <class In> std::string cub_stats_api(dr_dtype_t dtype)
+{
+    typedef typename StatsTypes<In>::sum Sum;
+    typedef typename StatsTypes<In>::minmax MinMax;
+    return cub_api<In, Sum, DR_SUM>(dtype, kind_of<Sum>()) + " + " + cub_api<In, MinMax, DR_MIN>(dtype, kind_of<MinMax>()) +
+           " + " + cub_api<In, MinMax, DR_MAX>(dtype, kind_of<MinMax>()) + " + DeviceReduce::TransformReduce(" +
+           dr_dtype_name(dtype) + " -> (x - sum/n)^2 in float64, plus)";
+}
+
 struct Case {
-    std::string id; /* "int32-sum", "float32-sum-native", "float16-min", "float32-sum-exact", ... */
+    std::string id; /* "int32-sum", "float32-sum-native", "float16-min", "float32-sum-exact", "float32-stats",
+                       "float64-stats-exact", "int8-argmax", ... */
     dr_dtype_t dtype;
     dr_op_t op;
     dr_acc_mode_t mode;
     dr_acc_kind_t acc;
-    dr_acc_kind_t cub_acc; /* what CUB accumulates in: acc, but float64 for an exact row (CUB has no exact sum) */
+    dr_acc_kind_t cub_acc; /* what CUB's result is checked as: acc, but float64 for an exact sum and the float64
+                              stats for exact stats (CUB has no exact sum) */
     std::string cub_api;
     CubFn cub;
+    int cub_calls;                      /* CUB calls in one rep: 4 for stats, else 1 */
+    dr_acc_kind_t cub_sum, cub_minmax;  /* stats: the kinds of the sum and of min/max in CUB's CubStatsSlot */
 };
 
 /* One row: a float sum or product accumulating in float32 is the --acc native row, "-native" in its id; an exact
- * sum is the --acc exact row, "-exact", beside CUB's float64 sum (Acc double); every other row is what the default
- * mode picks. */
-template <class In, class Acc, dr_op_t Op> void add_case(std::vector<Case> &v, dr_dtype_t dtype, dr_acc_kind_t acc)
+ * sum or exact stats is the --acc exact row, "-exact", beside CUB's float64 sum (or stats with a float64 sum);
+ * every other row is what the default mode picks. */
+void add_case(std::vector<Case> &v, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const std::string &api)
 {
     Case c;
     c.dtype = dtype;
-    c.op = Op;
+    c.op = op;
     c.acc = acc;
-    c.cub_acc = acc == DR_ACC_EXACT ? DR_ACC_F64 : acc;
+    c.cub_acc = acc == DR_ACC_EXACT ? DR_ACC_F64 : acc == DR_ACC_STATS_EXACT ? DR_ACC_STATS_F64 : acc;
     const bool native = dr_dtype_is_float(dtype) && dtype != DR_FLOAT64 && acc == DR_ACC_F32 &&
-                        (Op == DR_SUM || Op == DR_PROD);
-    const bool exact = acc == DR_ACC_EXACT;
+                        (op == DR_SUM || op == DR_PROD);
+    const bool exact = acc == DR_ACC_EXACT || acc == DR_ACC_STATS_EXACT;
     c.mode = native ? DR_ACC_NATIVE : exact ? DR_ACC_MODE_EXACT : DR_ACC_WIDE;
-    c.id = std::string(dr_dtype_name(dtype)) + "-" + dr_op_name(Op) + (native ? "-native" : exact ? "-exact" : "");
-    c.cub_api = cub_api<In, Acc, Op>(dtype, c.cub_acc);
-    c.cub = cub_fn(dtype, Op, acc);
-    if (dr_acc_select(dtype, Op, c.mode) != acc || !c.cub) {
-        fprintf(stderr, "internal error: case %s: %s\n", c.id.c_str(),
-                c.cub ? "table row and dr_acc_select disagree" : "no CUB row in bench/cub_rows.cuh's shards");
+    c.id = std::string(dr_dtype_name(dtype)) + "-" + dr_op_name(op) + (native ? "-native" : exact ? "-exact" : "");
+    c.cub_api = api;
+    const CubRow *row = cub_row(dtype, op, acc);
+    c.cub = row ? row->fn : nullptr;
+    c.cub_calls = op == DR_STATS ? 4 : 1;
+    c.cub_sum = row ? row->sum_kind : DR_ACC_KIND_COUNT;
+    c.cub_minmax = row ? row->minmax_kind : DR_ACC_KIND_COUNT;
+    const char *why = !c.cub ? "no CUB row in bench/cub_rows.cuh's shards"
+                      : dr_acc_select(dtype, op, c.mode) != acc ? "table row and dr_acc_select disagree"
+                      : op == DR_STATS && (c.cub_sum == DR_ACC_KIND_COUNT || c.cub_minmax == DR_ACC_KIND_COUNT)
+                          ? "CUB's stats outputs have no accumulator kind"
+                          : nullptr;
+    for (const Case &o : v)
+        if (o.id == c.id) why = "two rows with this id";
+    if (why) {
+        fprintf(stderr, "internal error: case %s: %s\n", c.id.c_str(), why);
         exit(1);
     }
     v.push_back(c);
 }
 
-/* Every row of the reduction table, in its order (grouped by type). */
+/* Every row of the reduction and exact tables, in their order (grouped by type), then issue #37's rows grouped by
+ * type in the same order of types: stats, exact stats, argmin, argmax. */
 std::vector<Case> make_cases()
 {
     std::vector<Case> v;
-#define X(DT, OP, op, ACC, acc) add_case<cub_in_##DT, cub_acc_##ACC, DR_##OP>(v, DR_##DT, DR_ACC_##ACC);
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    add_case(v, DR_##DT, DR_##OP, DR_ACC_##ACC, cub_api<cub_in_##DT, cub_acc_##ACC, DR_##OP>(DR_##DT, DR_ACC_##ACC));
     DR_REDUCTION_TABLE
 #undef X
-#define X(DT, OP, op, ACC, acc) add_case<cub_in_##DT, double, DR_##OP>(v, DR_##DT, DR_ACC_##ACC);
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    add_case(v, DR_##DT, DR_##OP, DR_ACC_##ACC, cub_api<cub_in_##DT, double, DR_##OP>(DR_##DT, DR_ACC_F64));
     DR_EXACT_TABLE
 #undef X
+    const size_t first_new = v.size();
+#define X(DT, OP, op, ACC, acc) add_case(v, DR_##DT, DR_##OP, DR_ACC_##ACC, cub_stats_api<cub_in_##DT>(DR_##DT));
+    DR_STATS_TABLE DR_STATS_EXACT_TABLE
+#undef X
+#define X(DT, OP, op, ACC, acc) add_case(v, DR_##DT, DR_##OP, DR_ACC_##ACC, cub_arg_api(DR_##DT, DR_##OP));
+    DR_ARG_TABLE
+#undef X
+    std::vector<dr_dtype_t> type_order; /* as the reduction table has them */
+    for (size_t i = 0; i < first_new; ++i)
+        if (std::find(type_order.begin(), type_order.end(), v[i].dtype) == type_order.end())
+            type_order.push_back(v[i].dtype);
+    auto rank = [&](const Case &c) { return std::find(type_order.begin(), type_order.end(), c.dtype) - type_order.begin(); };
+    std::stable_sort(v.begin() + (long)first_new, v.end(),
+                     [&](const Case &a, const Case &b) { return rank(a) < rank(b); });
     return v;
 }
 
@@ -515,7 +575,7 @@ dr_acc_kind_t case_acc(const Case &c) { return c.acc; }
 void list_cases()
 {
     for (const Case &c : all_cases())
-        printf("%-22s %-8s %-5s %-4s %s\n", c.id.c_str(), dr_dtype_name(c.dtype), dr_op_name(c.op),
+        printf("%-22s %-8s %-6s %-14s %s\n", c.id.c_str(), dr_dtype_name(c.dtype), dr_op_name(c.op),
                dr_acc_kind_name(c.acc), c.cub_api.c_str());
 }
 
@@ -780,8 +840,11 @@ struct Inputs {
     char *d = nullptr;
     std::vector<dr_reference_t> ref;
     std::vector<dr_reference_t> cub_ref; /* CUB's, where it accumulates in another kind (exact rows); else empty */
+    std::vector<dr_arg_t> ours_arg;      /* argmin/argmax: our element of each buffer (index DR_ARG_NONE: none yet) */
 
     const void *buf(int i) const { return d + (size_t)(i % nbuf) * stride; }
+    /* The global index of rep i's first element: its buffer's elements are [b n, (b + 1) n) of the generator's. */
+    uint64_t first_index(int i) const { return (uint64_t)(i % nbuf) * n; }
 };
 
 int rotation_buffers(size_t bytes, int slots)
@@ -831,14 +894,25 @@ void make_data(Ctx &c, Inputs &in)
         CK(dr_gpu_generate(&in.gen, (uint64_t)b * in.n, in.d + (size_t)b * in.stride, in.n, c.s));
     in.ref.resize((size_t)in.nbuf);
     const int threads = in.n < ((size_t)1 << 16) ? 1 : c.host_threads;
-    for (int b = 0; b < in.nbuf; ++b)
-        dr_reference_compute(&in.gen, in.acc, (uint64_t)b * in.n, in.n, threads, &in.ref[(size_t)b]);
+    /* Buffer b's reference. A stats reference takes a second pass over the buffer's elements, about their mean (each
+     * buffer is an array of its own), for m2. */
+    auto reference = [&](dr_acc_kind_t acc, int b, dr_reference_t *r) {
+        dr_reference_compute(&in.gen, acc, in.first_index(b), in.n, threads, r);
+        if (dr_reference_needs_pass2(r)) {
+            dr_reference_begin_pass2(r, nullptr);
+            dr_reference_generate(&in.gen, in.first_index(b), in.n, threads, r);
+        }
+    };
+    for (int b = 0; b < in.nbuf; ++b) reference(in.acc, b, &in.ref[(size_t)b]);
     in.cub_ref.clear();
     if (in.cs->cub_acc != in.acc) {
         in.cub_ref.resize((size_t)in.nbuf);
-        for (int b = 0; b < in.nbuf; ++b)
-            dr_reference_compute(&in.gen, in.cs->cub_acc, (uint64_t)b * in.n, in.n, threads, &in.cub_ref[(size_t)b]);
+        for (int b = 0; b < in.nbuf; ++b) reference(in.cs->cub_acc, b, &in.cub_ref[(size_t)b]);
     }
+    dr_arg_t none;
+    memset(&none, 0, sizeof none);
+    none.index = DR_ARG_NONE;
+    in.ours_arg.assign((size_t)in.nbuf, none);
     CK(cudaStreamSynchronize(c.s));
 }
 
@@ -848,32 +922,180 @@ void free_inputs(Inputs &in)
     in.d = nullptr;
     in.ref.clear();
     in.cub_ref.clear();
+    in.ours_arg.clear();
+}
+
+/* An element of type t (its bytes at p) as an arg kind's scalar (accum.h, "argmin / argmax"): integers widened to
+ * 64 bits of their signedness, floats to float64 (exactly; a NaN the canonical one). */
+dr_scalar_t element_scalar(dr_dtype_t t, const unsigned char *p)
+{
+    dr_scalar_t s;
+    s.u64 = 0;
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    uint16_t u16;
+    uint32_t u32;
+    float f32;
+    switch (t) {
+    case DR_INT8: memcpy(&i8, p, 1), s.i64 = i8; break;
+    case DR_INT16: memcpy(&i16, p, 2), s.i64 = i16; break;
+    case DR_INT32: memcpy(&i32, p, 4), s.i64 = i32; break;
+    case DR_INT64: memcpy(&s.i64, p, 8); break;
+    case DR_UINT8: s.u64 = p[0]; break;
+    case DR_UINT16: memcpy(&u16, p, 2), s.u64 = u16; break;
+    case DR_UINT32: memcpy(&u32, p, 4), s.u64 = u32; break;
+    case DR_UINT64: memcpy(&s.u64, p, 8); break;
+    case DR_FLOAT16: memcpy(&u16, p, 2), s.f64 = dr_arg_canon_f64(dr_f16_to_f32(u16)); break;
+    case DR_BFLOAT16: memcpy(&u16, p, 2), s.f64 = dr_arg_canon_f64(dr_bf16_to_f32(u16)); break;
+    case DR_FLOAT32: memcpy(&f32, p, 4), s.f64 = dr_arg_canon_f64((double)f32); break;
+    case DR_FLOAT64: memcpy(&s.f64, p, 8), s.f64 = dr_arg_canon_f64(s.f64); break;
+    default: break;
+    }
+    return s;
+}
+
+/* A value of accumulator kind k (I32 .. F64; its bytes at p) as the scalar of its class: int64, uint64, float64. */
+dr_scalar_t kind_scalar(dr_acc_kind_t k, const unsigned char *p)
+{
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    memcpy(&v, p, dr_acc_kind_size(k));
+    dr_scalar_t s;
+    s.u64 = 0;
+    switch (k) {
+    case DR_ACC_I32: s.i64 = v.i32; break;
+    case DR_ACC_U32: s.u64 = v.u32; break;
+    case DR_ACC_I64: s.i64 = v.i64; break;
+    case DR_ACC_U64: s.u64 = v.u64; break;
+    case DR_ACC_F32: s.f64 = (double)v.f32; break;
+    case DR_ACC_F64: s.f64 = v.f64; break;
+    default: break;
+    }
+    return s;
+}
+
+/* CUB's stats (a CubStatsSlot at raw: its sum, m2, min and max; the count is n) as a caller reads statistics: made
+ * into a stats partial of kind cs.cub_acc and read by dr_stats_result, as ours is, so the mean and the variances come
+ * from CUB's sum and m2 by the same arithmetic. */
+void cub_stats_result(const Case &cs, size_t n, const unsigned char *raw, dr_stats_result_t *out)
+{
+    CubStatsSlot slot;
+    memcpy(&slot, raw, sizeof slot);
+    dr_partial_t p;
+    memset(&p, 0, sizeof p);
+    dr_stats_t &st = p.stats;
+    st.count = n;
+    st.m2 = slot.m2;
+    const dr_scalar_t sum = kind_scalar(cs.cub_sum, slot.sum);
+    if (cs.cub_sum == DR_ACC_I64) st.sum.i128 = dr_i128_of_i64(sum.i64);
+    else if (cs.cub_sum == DR_ACC_U64) st.sum.i128 = dr_i128_of_u64(sum.u64);
+    else st.sum.f64 = sum.f64;
+    st.mean = n ? (cs.cub_sum == DR_ACC_F64 ? sum.f64 : cs.cub_sum == DR_ACC_I64 ? (double)sum.i64 : (double)sum.u64) /
+                      (double)n
+                : 0; /* not read by dr_stats_result, which divides the sum itself */
+    st.min = kind_scalar(cs.cub_minmax, slot.min);
+    st.max = kind_scalar(cs.cub_minmax, slot.max);
+    dr_stats_result(cs.cub_acc, &p, out);
+}
+
+/* Whether a 64-bit sum of the reference's signedness holds its exact integer sum (CUB's stats sum is 64 bits; ours
+ * 128). Always 1 for float stats. */
+bool int_sum_fits_64(const dr_reference_t &ref)
+{
+    if (ref.acc == DR_ACC_STATS_I64) return ref.int_sum.hi == ((ref.int_sum.lo >> 63) ? UINT64_MAX : 0);
+    if (ref.acc == DR_ACC_STATS_U64) return ref.int_sum.hi == 0;
+    return true;
+}
+
+/* CUB's integer stats where its 64-bit sum wrapped (int_sum_fits_64 is 0): count, min and max exactly, and the sum
+ * modulo 2^64, against the reference's own fields; its mean and m2 (taken about the wrapped sum's mean) cannot be. */
+void check_wrapped_stats(const dr_reference_t &ref, const dr_stats_result_t &got, dr_check_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exact = 1;
+    const bool count = got.count == ref.count, min = got.min.u64 == ref.min.u64, max = got.max.u64 == ref.max.u64,
+               sum = got.sum_int.lo == ref.int_sum.lo;
+    out->pass = count && min && max && sum;
+    snprintf(out->detail, sizeof out->detail,
+             "CUB's 64-bit sum wraps (the exact sum needs 128 bits): count %s, min %s, max %s, sum mod 2^64 %s; mean "
+             "and m2 not comparable",
+             count ? "ok" : "WRONG", min ? "ok" : "WRONG", max ? "ok" : "WRONG", sum ? "ok" : "WRONG");
 }
 
 /* Copies back slots 0..count-1 and checks slot i against buffer i's reference; aborts on a wrong result. Returns
- * the largest float error seen (0 for exact checks). `cub`: the slots hold CUB's results (in cs->cub_acc). An exact
- * sum's slot holds its dr_exact_t, checked as what a caller reads: its float64 rounding. */
-double check_slots(Ctx &c, const Inputs &in, int count, uint64_t depth, const char *what, bool cub = false)
+ * the largest float error seen (0 for exact checks; stats: m2's). `cub`: the slots hold CUB's results (in
+ * cs->cub_acc; an arg row's a CubArgSlot, a stats row's a CubStatsSlot). An exact sum's slot holds its dr_exact_t,
+ * checked as what a caller reads: its float64 rounding; a stats partial is checked as dr_stats_result reads it.
+ * argmin/argmax: ours must give the same element in every rep of a buffer, and CUB ours. *partial counts the reps
+ * only partly checked (CUB's wrapped integer stats, check_wrapped_stats). */
+double check_slots(Ctx &c, Inputs &in, int count, uint64_t depth, const char *what, bool cub = false,
+                   int *partial = nullptr)
 {
     static_assert(sizeof(dr_partial_t) <= kSlotBytes, "a result slot holds any partial");
+    static_assert(sizeof(CubStatsSlot) <= kSlotBytes && sizeof(CubArgSlot) <= kSlotBytes, "and CUB's results");
     CK(cudaStreamSynchronize(c.s));
     CK(cudaMemcpy(c.h_slots.data(), c.d_slots, (size_t)count * kSlotBytes, cudaMemcpyDeviceToHost));
-    const dr_acc_kind_t kind = cub ? in.cs->cub_acc : in.acc;
+    const Case &cs = *in.cs;
+    const dr_acc_kind_t kind = cub ? cs.cub_acc : in.acc;
     const std::vector<dr_reference_t> &refs = cub && !in.cub_ref.empty() ? in.cub_ref : in.ref;
     double max_err = 0;
+    if (partial) *partial = 0;
     for (int i = 0; i < count; ++i) {
-        dr_partial_t p;
-        memset(&p, 0, sizeof p);
-        memcpy(&p, c.h_slots.data() + (size_t)i * kSlotBytes, dr_acc_kind_size(kind));
-        dr_value_t v;
-        dr_partial_result(kind, &p, &v);
+        const unsigned char *raw = c.h_slots.data() + (size_t)i * kSlotBytes;
+        const int b = i % in.nbuf;
+        const dr_reference_t &ref = refs[(size_t)b];
         dr_check_t chk;
-        dr_reference_check(&refs[(size_t)(i % in.nbuf)], &v, depth, &chk);
-        if (!chk.pass) {
+        char mismatch[160] = "";
+        if (dr_acc_kind_is_stats(kind)) {
+            dr_stats_result_t res;
+            if (cub) {
+                cub_stats_result(cs, in.n, raw, &res);
+            } else {
+                dr_partial_t p;
+                memset(&p, 0, sizeof p);
+                memcpy(&p, raw, dr_acc_kind_size(kind));
+                dr_stats_result(kind, &p, &res);
+            }
+            if (cub && !int_sum_fits_64(ref)) {
+                check_wrapped_stats(ref, res, &chk);
+                if (partial) ++*partial;
+            } else {
+                dr_reference_check_stats(&ref, &res, depth, &chk);
+            }
+        } else if (dr_acc_kind_is_arg(kind)) {
+            dr_value_t v;
+            memset(&v, 0, sizeof v);
+            if (cub) {
+                CubArgSlot slot;
+                memcpy(&slot, raw, sizeof slot);
+                v.arg.value = element_scalar(cs.dtype, slot.value);
+                v.arg.index = (uint64_t)slot.index + in.first_index(i);
+            } else {
+                memcpy(&v.arg, raw, sizeof v.arg);
+            }
+            dr_reference_check(&ref, &v, depth, &chk);
+            /* ours: the same element in every rep of the buffer (and every block size); CUB: ours */
+            dr_arg_t &seen = in.ours_arg[(size_t)b];
+            if (chk.pass && (cub || seen.index != DR_ARG_NONE) &&
+                (seen.index != v.arg.index || seen.value.u64 != v.arg.value.u64))
+                snprintf(mismatch, sizeof mismatch, "index %" PRIu64 " (value bits %016" PRIx64 "), ours %s %" PRIu64
+                         " (%016" PRIx64 ")", v.arg.index, v.arg.value.u64, cub ? "gave" : "gave before",
+                         seen.index, seen.value.u64);
+            if (chk.pass && !cub) seen = v.arg;
+        } else {
+            dr_partial_t p;
+            memset(&p, 0, sizeof p);
+            memcpy(&p, raw, dr_acc_kind_size(kind));
+            dr_value_t v;
+            dr_partial_result(kind, &p, &v);
+            dr_reference_check(&ref, &v, depth, &chk);
+        }
+        if (!chk.pass || mismatch[0]) {
             fprintf(stderr,
                     "WRONG RESULT: %s, %s %s (acc %s) n=%zu, rep %d (buffer %d), seed %" PRIu64 ": %s\n", what,
-                    dr_dtype_name(in.cs->dtype), dr_op_name(in.cs->op), dr_acc_kind_name(in.acc), in.n, i,
-                    i % in.nbuf, c.seed, chk.detail);
+                    dr_dtype_name(cs.dtype), dr_op_name(cs.op), dr_acc_kind_name(in.acc), in.n, i, b, c.seed,
+                    mismatch[0] ? mismatch : chk.detail);
             exit(1);
         }
         if (!chk.exact && chk.error > max_err) max_err = chk.error;
@@ -925,11 +1147,11 @@ dr_gpu_reduce_t make_request(const Ctx &c, const Inputs &in, dr_kernel_t kernel,
     return r;
 }
 
-OursResult run_ours(Ctx &c, const Inputs &in, dr_kernel_t kernel, int block, int warmup, int reps, Workspace &ws)
+OursResult run_ours(Ctx &c, Inputs &in, dr_kernel_t kernel, int block, int warmup, int reps, Workspace &ws)
 {
     OursResult res;
     if (block == 0) /* dreduce's own choice */
-        block = dr_gpu_default_block(kernel, in.n, dr_dtype_size(in.cs->dtype), c.device);
+        block = dr_gpu_default_block_op(kernel, in.cs->op, in.cs->dtype, in.n, c.device);
     res.block = block;
     dr_gpu_reduce_t r = make_request(c, in, kernel, block);
     CK(dr_gpu_plan(&r, &res.plan));
@@ -940,6 +1162,7 @@ OursResult run_ours(Ctx &c, const Inputs &in, dr_kernel_t kernel, int block, int
     poison_slots(c, warmup + reps);
     std::vector<double> ms = time_reps(c, warmup, reps, [&](int i) {
         r.d_in = in.buf(i);
+        r.first_index = in.first_index(i);
         r.d_result = slot(c, i);
         CK(dr_gpu_reduce(&r, &res.plan, c.s, nullptr));
     });
@@ -954,9 +1177,11 @@ struct CubResult {
     size_t temp_bytes = 0;
     Stats st;
     double max_err = 0;
+    int partial = 0; /* reps whose result was only partly comparable (check_wrapped_stats) */
 };
 
-CubResult run_cub(Ctx &c, const Inputs &in, int warmup, int reps)
+/* A rep of a stats row runs CUB's four calls (cub_stats_call) back to back: its time is all of them. */
+CubResult run_cub(Ctx &c, Inputs &in, int warmup, int reps)
 {
     CubResult res;
     ensure_slots(c, warmup + reps);
@@ -969,7 +1194,7 @@ CubResult run_cub(Ctx &c, const Inputs &in, int warmup, int reps)
         CK(in.cs->cub(temp.d, &tb, in.buf(i), slot(c, i), in.n, in.cs->cub_acc, c.s));
     });
     res.st = stats_of(ms);
-    res.max_err = check_slots(c, in, warmup + reps, (uint64_t)in.n, "CUB", true);
+    res.max_err = check_slots(c, in, warmup + reps, (uint64_t)in.n, "CUB", true, &res.partial);
     return res;
 }
 
@@ -1055,9 +1280,10 @@ struct Measured {
     double gbs, ratio, pct_copy;
 };
 
-/* One line per row (type, op, accumulator), grouped by type: GB/s at each size; then, over the sizes from 2^28
- * (past the L2, where the targets are set), the lowest ratio to CUB and the lowest bandwidth as a percentage of
- * int32 sum's at the same size in this run; and % of the copy ceiling at the largest size. */
+/* One line per row (type, op, accumulator), grouped by type (in the order of the cases' first row of each type):
+ * GB/s at each size; then, over the sizes from 2^28 (past the L2, where the targets are set), the lowest ratio to CUB
+ * and the lowest bandwidth as a percentage of int32 sum's at the same size in this run; and % of the copy ceiling
+ * at the largest size. A stats row's ratio is to CUB's four calls together. */
 void print_summary(const std::vector<Measured> &m, const std::vector<size_t> &sizes)
 {
     const size_t big = (size_t)1 << 28;
@@ -1066,7 +1292,7 @@ void print_summary(const std::vector<Measured> &m, const std::vector<size_t> &si
         if (x.cs->id == "int32-sum") int32_sum[x.n] = x.gbs;
     printf("summary: GB/s per row and size; over n >= 2^28: lowest ratio to CUB (CUB ms / ours ms) and lowest GB/s "
            "as %% of int32 sum's at that n; %% of the copy ceiling at the largest n\n");
-    printf("%-22s %-4s", "row", "acc");
+    printf("%-22s %-14s", "row", "acc");
     for (size_t n : sizes) {
         char h[16];
         int e = 0;
@@ -1076,14 +1302,24 @@ void print_summary(const std::vector<Measured> &m, const std::vector<size_t> &si
         printf(" %8s", h);
     }
     printf(" | %8s %9s %7s\n", "minCUBx", "%int32sum", "%copy");
-    dr_dtype_t last = DR_DTYPE_COUNT;
+    std::vector<const Case *> rows;
     for (const Case &c : all_cases()) {
         bool any = false;
         for (const Measured &x : m) any = any || x.cs == &c;
-        if (!any) continue;
+        if (any) rows.push_back(&c);
+    }
+    std::vector<dr_dtype_t> types;
+    for (const Case *c : rows)
+        if (std::find(types.begin(), types.end(), c->dtype) == types.end()) types.push_back(c->dtype);
+    std::stable_sort(rows.begin(), rows.end(), [&](const Case *a, const Case *b) {
+        return std::find(types.begin(), types.end(), a->dtype) < std::find(types.begin(), types.end(), b->dtype);
+    });
+    dr_dtype_t last = DR_DTYPE_COUNT;
+    for (const Case *cp : rows) {
+        const Case &c = *cp;
         if (last != DR_DTYPE_COUNT && c.dtype != last) printf("\n");
         last = c.dtype;
-        printf("%-22s %-4s", c.id.c_str(), dr_acc_kind_name(c.acc));
+        printf("%-22s %-14s", c.id.c_str(), dr_acc_kind_name(c.acc));
         double min_ratio = INFINITY, min_rel = INFINITY, pct_copy = NAN;
         for (size_t n : sizes) {
             const Measured *hit = nullptr;
@@ -1131,6 +1367,8 @@ int mode_perf(const Options &o)
     j.key("ratio").str("CUB median time / ours median time (>= 1: ours faster)");
     j.key("pct_copy").str("100 * (reduction GB/s) / (copy GB/s)");
     j.key("cub_check_depth").str("n (loose bound for CUB float sums)");
+    j.key("max_abs_error").str("float sums and products: |result - reference|; stats: of m2");
+    j.key("cub_stats").str("four calls per rep, timed together: Sum, Min, Max, TransformReduce((x - sum/n)^2)");
     j.end_obj();
     j.key("blocks").arr();
     for (int b : o.blocks) j.i64(b);
@@ -1140,10 +1378,10 @@ int mode_perf(const Options &o)
     std::vector<Measured> summary;
     j.key("results").arr();
 
-    printf("%-8s %-4s %-7s %11s | %10s %8s %5s | %10s %8s | %6s | %7s %7s | %8s\n", "type", "op", "acc", "n",
+    printf("%-8s %-6s %-14s %11s | %10s %8s %5s | %10s %8s | %6s | %7s %7s | %8s\n", "type", "op", "acc", "n",
            "ours ms", "GB/s", "block", "CUB ms", "GB/s", "ratio", "ours%cp", "CUB%cp", "copyGB/s");
     printf("---------------------------------------------------------------------------------------------------------"
-           "---------\n");
+           "------------------\n");
     for (const Case *cs : cases) {
         for (size_t n : sizes) {
             const int reps = o.reps > 0 ? o.reps : n <= ((size_t)1 << 20) ? (o.quick ? 20 : 200) : (o.quick ? 10 : 50);
@@ -1180,7 +1418,7 @@ int mode_perf(const Options &o)
             const double pct_ours = cp.gbs > 0 ? 100.0 * ours_gbs / cp.gbs : 0;
             const double pct_cub = cp.gbs > 0 ? 100.0 * cub_gbs / cp.gbs : 0;
             summary.push_back({cs, n, ours_gbs, ratio, pct_ours});
-            printf("%-8s %-4s %-7s %11zu | %10.4f %8.1f %5d | %10.4f %8.1f | %6.2f | %6.1f%% %6.1f%% | %8.1f%s\n",
+            printf("%-8s %-6s %-14s %11zu | %10.4f %8.1f %5d | %10.4f %8.1f | %6.2f | %6.1f%% %6.1f%% | %8.1f%s\n",
                    dr_dtype_name(cs->dtype), dr_op_name(cs->op), dr_acc_kind_name(in.acc), n, ob.st.median,
                    ours_gbs, ob.block, cub.st.median, cub_gbs, ratio, pct_ours, pct_cub, cp.gbs,
                    cp.half ? " (half copy)" : "");
@@ -1207,9 +1445,12 @@ int mode_perf(const Options &o)
             j.end_obj();
             j.key("cub").obj();
             j.key("api").str(cs->cub_api.c_str());
+            j.key("calls_per_rep").i64(cs->cub_calls);
             j.key("temp_bytes").u64(cub.temp_bytes);
             json_stats(j, cub.st, (double)bytes);
             j.key("max_abs_error").num(cub.max_err);
+            j.key("check").str(cub.partial ? "partial: count, min, max, sum mod 2^64 (CUB's 64-bit sum wraps)"
+                                           : "full");
             j.end_obj();
             j.key("copy").obj();
             j.key("bytes_copied").u64(cp.copied);
@@ -1493,10 +1734,10 @@ int mode_small(const Options &o)
            "graph (\"graph\").\nours = multipass, block %s; launches = kernels per reduction (counted in a captured "
            "graph).\n\n",
            batches, batch, batch, block_option ? std::to_string(block_option).c_str() : "dreduce's default for n");
-    printf("%-8s %-4s %-7s %7s | %4s %9s %9s | %4s %9s %9s | %6s %6s | %s\n", "type", "op", "acc", "n", "ours",
+    printf("%-8s %-6s %-14s %7s | %4s %9s %9s | %4s %9s %9s | %6s %6s | %s\n", "type", "op", "acc", "n", "ours",
            "stream us", "graph us", "CUB", "stream us", "graph us", "ratio", "ratioG", "ours <= 5 us (stream)");
     printf("---------------------------------------------------------------------------------------------------------"
-           "--------------\n");
+           "-----------------------\n");
 
     Json j;
     j.obj();
@@ -1516,8 +1757,8 @@ int mode_small(const Options &o)
 
             Workspace ws;
             const int block = block_option ? block_option
-                                           : dr_gpu_default_block(DR_KERNEL_MULTIPASS, n, dr_dtype_size(cs->dtype),
-                                                                  c.device);
+                                           : dr_gpu_default_block_op(DR_KERNEL_MULTIPASS, cs->op, cs->dtype, n,
+                                                                     c.device);
             dr_gpu_reduce_t r = make_request(c, in, DR_KERNEL_MULTIPASS, block);
             dr_gpu_plan_t plan;
             CK(dr_gpu_plan(&r, &plan));
@@ -1547,7 +1788,7 @@ int mode_small(const Options &o)
 
             const bool ok = ours.stream_us <= target_us;
             misses += !ok;
-            printf("%-8s %-4s %-7s %7zu | %4d %9.2f %9.2f | %4d %9.2f %9.2f | %6.2f %6.2f | %s\n",
+            printf("%-8s %-6s %-14s %7zu | %4d %9.2f %9.2f | %4d %9.2f %9.2f | %6.2f %6.2f | %s\n",
                    dr_dtype_name(cs->dtype), dr_op_name(cs->op), dr_acc_kind_name(case_acc(*cs)), n, plan.passes,
                    ours.stream_us, ours.graph_us, cub.kernels, cub.stream_us, cub.graph_us,
                    ours.stream_us > 0 ? cub.stream_us / ours.stream_us : 0,
