@@ -1,0 +1,521 @@
+"""dreduce.Context: one libdreduce context (dreduce_create on an mpi4py communicator), its reductions, and the
+errors. Every method that calls a collective of the library is collective: every rank of the communicator calls it,
+in the same order. When this rank's own arguments are bad (an array that is not contiguous, a dtype or op the
+library does not have, an acc that is not the context's), the rank still takes part in the call's collective as a
+rank that failed (dreduce_reduce_fail), so no other rank waits for it, and then raises."""
+
+import builtins
+import ctypes
+import math
+import numbers
+import re
+import socket
+import sys
+from dataclasses import dataclass
+from typing import Optional, Union
+
+from . import _lib
+from ._arrays import _NP_CODES, Reject, count_of, describe, dtype_code, np
+
+_ndarray = np.ndarray if np is not None else None
+
+LIB, LIBRARY_PATH = _lib.load()
+LIBRARY_VERSION = _lib.check_abi(LIB, LIBRARY_PATH)
+_CAPTURE = _lib.Capture()
+
+_c = ctypes
+_CTX = _c.c_void_p
+_create_f = _lib.prototype(LIB, "dreduce_create_f", _c.c_int, [_c.c_int, _c.POINTER(_lib.Config), _c.POINTER(_CTX)])
+_config_init = _lib.prototype(LIB, "dreduce_config_init", None, [_c.POINTER(_lib.Config)])
+_prepare = _lib.prototype(LIB, "dreduce_prepare", _c.c_int, [_CTX, _c.c_int, _c.c_int, _c.c_uint64])
+# dreduce_reduce(ctx, buf, count, dtype, op, out) and dreduce_reduce_at(ctx, buf, count, first, dtype, op, out): the
+# hot path, without argtypes (ctypes passes arguments wrapped by the caller faster than it converts them): buf as
+# c_void_p, count and first as c_uint64, dtype and op as Python ints (C int), out by reference.
+_reduce_raw = _lib.prototype(LIB, "dreduce_reduce", _c.c_int, None)
+_reduce_at_raw = _lib.prototype(LIB, "dreduce_reduce_at", _c.c_int, None)
+_c_void_p, _c_uint64 = _c.c_void_p, _c.c_uint64
+_addressof, _from_buffer = _c.addressof, _c.c_char.from_buffer
+_reduce_fail = _lib.prototype(LIB, "dreduce_reduce_fail", _c.c_int,
+                              [_CTX, _c.c_int, _c.c_int, _c.c_int, _c.POINTER(_lib.Result)])
+_timings = _lib.prototype(LIB, "dreduce_timings", None, [_CTX, _c.POINTER(_lib.Timings)])
+_destroy = _lib.prototype(LIB, "dreduce_destroy", None, [_CTX])
+_gpu = _lib.prototype(LIB, "dreduce_gpu", _c.c_int, [_CTX])
+_combine_path = _lib.prototype(LIB, "dreduce_combine_path", _c.c_char_p, [_CTX])
+_combine_costs = _lib.prototype(LIB, "dreduce_combine_costs", _c.c_int,
+                                [_CTX, _c.POINTER(_c.c_double), _c.POINTER(_c.c_double)])
+_op_valid = _lib.prototype(LIB, "dr_op_valid", _c.c_int, [_c.c_int, _c.c_int])
+_acc_mode_valid = _lib.prototype(LIB, "dr_acc_mode_valid", _c.c_int, [_c.c_int, _c.c_int, _c.c_int])
+
+
+# ---- errors
+class Error(Exception):
+    """A dreduce call failed. status: libdreduce's dr_status_t (2 usage, 3 runtime); call: what was called."""
+
+    def __init__(self, message, status=None, call=None):
+        super().__init__(message)
+        self.status = status
+        self.call = call
+
+
+class UsageError(Error, ValueError):
+    """Bad arguments or configuration (DR_ERR_USAGE), on this rank or, for a collective, on another (then the
+    message says which rank); also what the Python layer refuses itself (an array that is not contiguous, a dtype
+    libdreduce does not have, None)."""
+
+
+class RuntimeError(Error, builtins.RuntimeError):  # noqa: A001: dreduce.RuntimeError, as the library names it
+    """CUDA, MPI, I/O or allocation failure (DR_ERR_RUNTIME)."""
+
+
+def _error_class(status):
+    return UsageError if status == _lib.ERR_USAGE else RuntimeError if status == _lib.ERR_RUNTIME else Error
+
+
+def _raise(status, call, fallback):
+    text = _lib.messages(_CAPTURE.take())
+    if not text:
+        text = f"{call}: {fallback}" + ("" if _CAPTURE.enabled else " (libdreduce's message, if any, is on stderr)")
+    name = {_lib.ERR_USAGE: "DR_ERR_USAGE", _lib.ERR_RUNTIME: "DR_ERR_RUNTIME"}.get(status, f"status {status}")
+    raise _error_class(status)(f"{text} [{call}: {name}]", status, call)
+
+
+# ---- results
+@dataclass(frozen=True)
+class Stats:
+    """op="stats": count, sum (an exact int for integer arrays; else a float, exact-then-rounded in acc="exact"),
+    mean, var (population: m2 / count), var_sample (m2 / (count - 1)), min and max (by min/max's rules: NaN wins,
+    -0.0 below +0.0; None for an empty array)."""
+    count: int
+    sum: Union[int, float]
+    mean: float
+    var: float
+    var_sample: float
+    min: Union[int, float, None]
+    max: Union[int, float, None]
+
+    @property
+    def std(self):
+        return math.sqrt(self.var) if self.var == self.var else self.var
+
+
+def _scalar(kind, s):
+    if kind in (_lib.ACC_I64, _lib.ACC_ARG_I64, _lib.ACC_STATS_I64):
+        return s.i64
+    if kind in (_lib.ACC_U64, _lib.ACC_ARG_U64, _lib.ACC_STATS_U64):
+        return s.u64
+    return s.f64
+
+
+def _stats(res):
+    st = res.stats
+    if st.sum_is_int:
+        total = st.sum_int.lo | (st.sum_int.hi << 64)
+        if res.kind == _lib.ACC_STATS_I64 and total >> 127:
+            total -= 1 << 128
+    else:
+        total = st.sum
+    empty = st.count == 0
+    return Stats(count=st.count, sum=total, mean=st.mean, var=st.var_pop, var_sample=st.var_sample,
+                 min=None if empty else _scalar(st.kind, st.min), max=None if empty else _scalar(st.kind, st.max))
+
+
+def _arg(res):
+    a = res.value.arg
+    if a.index == _lib.ARG_NONE:
+        return (None, None)
+    return (_scalar(res.kind, a.value), a.index)
+
+
+_VALUE_OFFSET = _lib.Result.value.offset
+
+
+class Context:
+    """A libdreduce context on an mpi4py communicator (collective: every rank creates it, with the same acc,
+    allreduce, combine and ranks_per_node).
+
+    comm: an mpi4py communicator (default MPI.COMM_WORLD; the library works on its own duplicate), or a Fortran
+    communicator handle (int). acc: "wide" (default; float sums and products in float64), "native" (in the input
+    type; float32 for 16-bit floats) or "exact" (float sums without rounding, rounded once to float64).
+    allreduce: every rank gets the result (default: rank 0 only). The other keywords are dreduce_config_t's fields:
+    device ("auto", "gpu", "cpu"), gpu (CUDA ordinal; -1: the node-local rank's), share_gpus, bind ("none",
+    "auto"), kernel, block, combine ("hier", "flat"), staging ("auto", "device", "host", "mapped"),
+    ranks_per_node, cpu_threads, timeout (seconds; a rank waiting longer in a collective ends the job),
+    chunk_bytes. None keeps the library's default.
+
+    Use it as a context manager, or call close() (collective) when done."""
+
+    def __init__(self, comm=None, *, acc="wide", allreduce=False, device=None, gpu=None, share_gpus=None,
+                 bind=None, kernel=None, block=None, combine=None, staging=None, ranks_per_node=None,
+                 cpu_threads=None, timeout=None, chunk_bytes=None):
+        self._ctx = None
+        from mpi4py import MPI
+        if comm is None:
+            comm = MPI.COMM_WORLD
+        elif isinstance(comm, int):
+            comm = MPI.Comm.f2py(comm)
+        handle = comm.py2f()
+        _check_same_mpi()
+        if comm != MPI.COMM_NULL:
+            self.rank, self.size = comm.Get_rank(), comm.Get_size()
+        else:
+            self.rank, self.size = 0, 1
+        cfg = _lib.Config()
+        _config_init(cfg)
+        why = []
+
+        def enum(field, value, table):
+            if value is None:
+                return
+            if value in table:
+                setattr(cfg, field, table[value])
+            else:
+                why.append(f"{field}={value!r}: allowed: {', '.join(map(repr, table))}")
+
+        def number(field, value, kind):
+            if value is None:
+                return
+            if kind is bool:
+                if isinstance(value, (str, bytes)) or value not in (0, 1):
+                    why.append(f"{field}={value!r}: must be True or False")
+                else:
+                    setattr(cfg, field, int(bool(value)))
+                return
+            if kind is float:
+                if not isinstance(value, numbers.Real) or isinstance(value, bool):
+                    why.append(f"{field}={value!r}: must be a number")
+                else:
+                    setattr(cfg, field, float(value))
+                return
+            lo, hi = (0, (1 << 64) - 1) if field == "chunk_bytes" else (-(1 << 31), (1 << 31) - 1)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not lo <= value <= hi:
+                why.append(f"{field}={value!r}: must be a whole number in {lo}..{hi}")
+            else:
+                setattr(cfg, field, int(value))
+
+        enum("acc_mode", acc, _lib.ACC_MODES)
+        enum("device", device, _lib.DEVICES)
+        enum("bind", bind, _lib.BINDS)
+        enum("kernel", kernel, _lib.KERNELS)
+        enum("combine", combine, _lib.COMBINES)
+        enum("staging", staging, _lib.STAGINGS)
+        number("allreduce", allreduce, bool)
+        number("share_gpus", share_gpus, bool)
+        for field, value in (("gpu", gpu), ("block", block), ("ranks_per_node", ranks_per_node),
+                             ("cpu_threads", cpu_threads), ("chunk_bytes", chunk_bytes)):
+            number(field, value, int)
+        number("timeout", timeout, float)
+        out = _CTX()
+        _CAPTURE.enter()
+        try:
+            if why:  # still take part, with a NULL cfg: every rank's dreduce_create then fails, none waits
+                _CAPTURE.mute(r"dreduce_create: cfg is NULL")
+                st = _create_f(handle, None, out)
+            else:
+                st = _create_f(handle, cfg, out)
+        finally:
+            _CAPTURE.mute(None)
+            _CAPTURE.leave()
+        if why:
+            _CAPTURE.take()
+            self._say("dreduce.Context: " + "; ".join(why))
+            raise UsageError("dreduce.Context: " + "; ".join(why), _lib.ERR_USAGE, "dreduce_create")
+        if st != _lib.OK:
+            _raise(st, "dreduce_create", "failed (on this rank or another: the rank with the problem said why)")
+        _CAPTURE.take()  # warnings were shown on stderr already
+        self._ctx = out
+        self.acc = _lib_name(_lib.ACC_MODES, cfg.acc_mode)
+        self.allreduce = bool(cfg.allreduce)
+        self.timeout = cfg.timeout
+        self._mode = cfg.acc_mode
+        self._res = _lib.Result()
+        self._valid_view = _c.c_int.from_buffer(self._res, _lib.Result.valid.offset)
+        self._kind_view = _c.c_int.from_buffer(self._res, _lib.Result.kind.offset)
+        self._views = {
+            _lib.ACC_I32: _c.c_int32.from_buffer(self._res, _VALUE_OFFSET),
+            _lib.ACC_U32: _c.c_uint32.from_buffer(self._res, _VALUE_OFFSET),
+            _lib.ACC_I64: _c.c_int64.from_buffer(self._res, _VALUE_OFFSET),
+            _lib.ACC_U64: _c.c_uint64.from_buffer(self._res, _VALUE_OFFSET),
+            _lib.ACC_F32: _c.c_float.from_buffer(self._res, _VALUE_OFFSET),
+            _lib.ACC_F64: _c.c_double.from_buffer(self._res, _VALUE_OFFSET),
+        }
+        self._res_ref = _c.byref(self._res)
+        self._buf_arg, self._count_arg = _c_void_p(), _c_uint64()
+        self._shapes = {}  # dtype code * 16 + op code -> True (valid) or why not
+
+    # ---- properties
+    @property
+    def closed(self):
+        return self._ctx is None
+
+    @property
+    def gpu(self) -> Optional[int]:
+        """The CUDA ordinal this rank's context uses, or None on the CPU backend."""
+        g = _gpu(self._live("gpu"))
+        return None if g < 0 else g
+
+    @property
+    def device(self):
+        """"gpu" or "cpu": where this rank reduces."""
+        return "cpu" if self.gpu is None else "gpu"
+
+    @property
+    def combine_path(self):
+        """How partials travel between ranks (dreduce_combine_path)."""
+        return _combine_path(self._live("combine_path")).decode()
+
+    def combine_costs(self):
+        """staging="auto"'s measurement at creation: (device_us, mapped_us), or None where nothing was measured."""
+        d, m = _c.c_double(), _c.c_double()
+        return (d.value, m.value) if _combine_costs(self._live("combine_costs"), d, m) else None
+
+    def _say(self, why):
+        """The line libdreduce would print for a failure of this rank's own (the other ranks' errors refer to it):
+        a collective the rank joined as failed, or whose arguments it refused."""
+        where = f"rank {self.rank} ({_host()}): " if self.size > 1 else ""
+        try:
+            sys.stderr.write(f"dreduce: error: {where}{why}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def _live(self, what):
+        if self._ctx is None:
+            raise UsageError(f"Context.{what}: the context is closed", _lib.ERR_USAGE, what)
+        return self._ctx
+
+    # ---- reductions
+    def reduce(self, array, op="sum", *, acc=None, allreduce=None, first=None, dtype=None):
+        """Reduce this rank's array with the other ranks' (collective). Returns the result where it arrives (rank
+        0, or every rank with allreduce) and None elsewhere: a Python int (integer accumulators, exact: sums and
+        products wrap modulo 2^64) or float; for op="stats" a Stats; for "argmin"/"argmax" (value, index) with
+        the index in the whole array (ranks' parts in rank order; (None, None) for an empty array).
+
+        array: NumPy (host), CuPy, torch (GPU or CPU), or anything with DLPack, __cuda_array_interface__, the NumPy
+        array interface or the buffer protocol; C-contiguous, any shape (flattened). op: "sum", "min", "max",
+        "prod", "band", "bor", "bxor" (integers), "stats", "argmin", "argmax". acc, allreduce: None for the
+        context's; another value is refused (UsageError), as the context's configuration is agreed by all ranks at
+        creation. first: the global index of this rank's first element (argmin/argmax; on several ranks give it, or
+        call prepare() first). dtype: reinterpret the elements as this type (same size: bfloat16 bits in a uint16
+        array)."""
+        ctx = self._ctx
+        if ctx is None:
+            raise UsageError("Context.reduce: the context is closed (no collective can be joined)", _lib.ERR_USAGE,
+                             "dreduce_reduce")
+        # NumPy arrays of a native dtype: inline (this path is most of the per-call cost at small n).
+        code = _NP_CODES.get(array.dtype) if type(array) is _ndarray and dtype is None else None
+        if code is not None and array.flags.c_contiguous:
+            try:
+                ptr = _addressof(_from_buffer(array))  # writable arrays: the cheapest way to the address
+            except (TypeError, ValueError):  # read-only or empty
+                ptr = array.__array_interface__["data"][0]
+            count = array.size
+            keep = None
+        else:
+            try:
+                ptr, count, code, keep = describe(array, dtype)
+            except Reject as e:
+                return self._fail(e.code, op, str(e))
+        opc = _lib.OPS.get(op) if type(op) is str else None
+        if opc is None:
+            return self._fail(code, op, f"op {op!r} is not one of {', '.join(_lib.OPS)}")
+        if self._shapes.get(code * 16 + opc) is not True or acc is not None or allreduce is not None or \
+                first is not None:
+            why = self._check_call(code, opc, acc, allreduce, first, count)
+            if why is not None:
+                return self._fail(code, op, why)
+        cap = _CAPTURE
+        fp = cap.fp  # cap.enter(), inlined: C's stderr to our stream for the call
+        if fp is not None:
+            cur = cap.var.value
+            if cur != fp:
+                cap.saved = cur
+                cap.var.value = fp
+        try:
+            # No argtypes on these two (ctypes converts pre-wrapped arguments faster): ptr and count wrapped here,
+            # dtype and op are C ints.
+            buf, n = self._buf_arg, self._count_arg  # reused (a context belongs to one thread at a time)
+            buf.value = ptr
+            n.value = count
+            if first is None:
+                st = _reduce_raw(ctx, buf, n, code, opc, self._res_ref)
+            else:
+                st = _reduce_at_raw(ctx, buf, n, _c_uint64(first), code, opc, self._res_ref)
+        finally:
+            if fp is not None:
+                cap.var.value = cap.saved
+        del keep
+        if st:
+            _raise(st, "dreduce_reduce", f"count {count}, dtype {_lib.DTYPE_NAMES[code]}, op {op}")
+        if cap.pending:
+            cap.take()  # a warning, shown on stderr already
+        if not self._valid_view.value:
+            return None
+        kind = self._kind_view.value
+        view = self._views.get(kind)
+        if view is not None:
+            return view.value
+        if kind >= _lib.ACC_STATS_I64:
+            return _stats(self._res)
+        return _arg(self._res)
+
+    def _check_call(self, code, opc, acc, allreduce, first, count):
+        """Why this call cannot go to the library as it is, or None."""
+        key = code * 16 + opc
+        if key not in self._shapes:
+            why = True
+            name, opname = _lib.DTYPE_NAMES[code], _lib.OP_NAMES[opc]
+            if not _op_valid(code, opc):
+                why = f"op {opname} is not defined for {name} (bitwise ops need an integer type)"
+            elif not _acc_mode_valid(code, opc, self._mode):
+                why = f"op {opname} of {name} has no acc={self.acc!r} mode"
+            self._shapes[key] = why
+        why = self._shapes[key]
+        if why is not True:
+            return why
+        if acc is not None and acc != self.acc:
+            return (f"acc={acc!r} differs from the context's acc={self.acc!r}: acc is agreed by all ranks when the "
+                    f"context is made; use a Context(acc={acc!r}) for it")
+        if allreduce is not None and bool(allreduce) != self.allreduce:
+            return (f"allreduce={allreduce!r} differs from the context's allreduce={self.allreduce}: it is agreed "
+                    f"by all ranks when the context is made; use a Context(allreduce={bool(allreduce)}) for it")
+        if first is not None:
+            try:
+                first = count_of(first)
+            except Reject as e:
+                return f"first: {e}"
+            if first + count >= _lib.ARG_NONE:
+                return f"first {first} + count {count} must stay below 2^64-1"
+        return None
+
+    def _fail(self, code, op, why):
+        """Take part in the call's collective as a rank that failed (no rank waits for us), then raise."""
+        opc = _lib.OPS.get(op) if type(op) is str else None
+        pairs = [(code, opc), (_lib.DTYPES["int64"], opc), (_lib.DTYPES["int64"], _lib.OPS["sum"])]
+        for d, o in pairs:
+            if d is not None and o is not None and _op_valid(d, o) and _acc_mode_valid(d, o, self._mode):
+                break
+        _CAPTURE.enter()
+        try:
+            _reduce_fail(self._ctx, d, o, _lib.ERR_USAGE, self._res_ref)
+        finally:
+            _CAPTURE.leave()
+        _CAPTURE.take()
+        self._say(f"Context.reduce: {why}")
+        raise UsageError(f"Context.reduce: {why}", _lib.ERR_USAGE, "dreduce_reduce")
+
+    def prepare(self, array_or_count, op="sum", dtype=None):
+        """Plan reductions of this shape (collective): problems show up here on every rank alike, the first
+        reduce() of the shape allocates nothing, and for argmin/argmax each rank learns where its part starts in
+        the whole array (its count; the parts in rank order), which reduce() then uses while this rank's count
+        stays the same. array_or_count: an array (its count and dtype), or a count with dtype=."""
+        ctx = self._live("prepare")
+        why, code, count = None, None, 0
+        try:
+            if isinstance(array_or_count, int) or type(array_or_count).__module__ == "numpy" and \
+                    not hasattr(array_or_count, "shape"):
+                count = count_of(array_or_count)
+                if dtype is None:
+                    raise Reject("prepare(count) needs dtype=")
+                code = dtype_code(dtype)
+            else:
+                _, count, code, _ = describe(array_or_count, dtype)
+        except Reject as e:
+            why = str(e)
+        opc = _lib.OPS.get(op) if type(op) is str else None
+        if why is None and opc is None:
+            why = f"op {op!r} is not one of {', '.join(_lib.OPS)}"
+        _CAPTURE.enter()
+        try:
+            if why is not None:  # a dtype no library has: every rank's dreduce_prepare fails, none waits
+                _CAPTURE.mute(f"dtype {_lib.DTYPE_COUNT} is not a dr_dtype_t")
+                _prepare(ctx, _lib.DTYPE_COUNT, 0, 0)
+            else:
+                st = _prepare(ctx, code, opc, count)
+        finally:
+            _CAPTURE.mute(None)
+            _CAPTURE.leave()
+        if why is not None:
+            _CAPTURE.take()
+            self._say(f"Context.prepare: {why}")
+            raise UsageError(f"Context.prepare: {why}", _lib.ERR_USAGE, "dreduce_prepare")
+        if st:
+            _raise(st, "dreduce_prepare", f"count {count}, dtype {_lib.DTYPE_NAMES[code]}, op {op}")
+        _CAPTURE.take()
+
+    def timings(self):
+        """Times of this rank's last reduce(), in milliseconds (NaN where this rank had no part in a level): local
+        (its own reduction), node / global / bcast (the combine's levels, waiting for slower ranks included), total
+        (the whole C call), pass_ms (each GPU kernel pass, where timed), and chunks, bytes, depth."""
+        t = _lib.Timings()
+        _timings(self._live("timings"), t)
+        d = {name: getattr(t, name) for name, _ in _lib.Timings._fields_ if name not in ("pass_ms", "wait_ms")}
+        d["pass_ms"] = [t.pass_ms[i] for i in range(max(0, min(t.passes, _lib.MAX_PASSES)))]
+        return d
+
+    # ---- lifetime
+    def close(self):
+        """Release the context (collective: every rank closes it). Closing twice does nothing."""
+        ctx, self._ctx = self._ctx, None
+        if ctx is not None:
+            _destroy(ctx)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        if self._ctx is None:
+            return "<dreduce.Context closed>"
+        return (f"<dreduce.Context {self.device}{'' if self.gpu is None else ' ' + str(self.gpu)} acc={self.acc!r} "
+                f"allreduce={self.allreduce}>")
+
+
+def _lib_name(table, value):
+    for k, v in table.items():
+        if v == value:
+            return k
+    return str(value)
+
+
+_HOST = None
+
+
+def _host():
+    global _HOST
+    if _HOST is None:
+        _HOST = socket.gethostname()
+    return _HOST
+
+
+_MPI_CHECKED = False
+
+
+def _check_same_mpi():
+    """UsageError-free check, once: mpi4py and libdreduce must use the same MPI library, or the communicator handle
+    means nothing to libdreduce (and mixing two MPIs in one process crashes)."""
+    global _MPI_CHECKED
+    if _MPI_CHECKED:
+        return
+    try:
+        from mpi4py import MPI
+        theirs = MPI.Get_library_version()
+        f = _lib.prototype(LIB, "MPI_Get_library_version", _c.c_int, [_c.c_char_p, _c.POINTER(_c.c_int)])
+    except (ImportError, AttributeError):
+        _MPI_CHECKED = True
+        return
+    buf = _c.create_string_buffer(8192)
+    n = _c.c_int()
+    if f(buf, n) == 0:
+        ours = buf.value.decode("utf-8", "replace")
+
+        def first_line(s):
+            return re.split(r"[\n,]", s.strip(), 1)[0]
+        if first_line(ours) != first_line(theirs):
+            raise RuntimeError(f"dreduce: mpi4py uses another MPI library ({first_line(theirs)}) than libdreduce "
+                               f"({LIBRARY_PATH}: {first_line(ours)}): rebuild one against the other's MPI "
+                               "(mpi4py: pip install --no-binary mpi4py mpi4py with that MPI's mpicc on PATH)",
+                               _lib.ERR_RUNTIME, "dreduce_create")
+    _MPI_CHECKED = True
