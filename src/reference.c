@@ -309,6 +309,14 @@ static int ref_class(dr_acc_kind_t acc)
     return s == DR_ACC_I64 ? REF_SIGNED : s == DR_ACC_U64 ? REF_UNSIGNED : REF_FLOAT;
 }
 
+/* Elements j0 .. j0+m-1 of the class cls into the matching one of d, si, ui. */
+static void read_block(const ref_source_t *s, int cls, uint64_t j0, size_t m, double *d, int64_t *si, uint64_t *ui)
+{
+    if (cls == REF_FLOAT) read_double(s, j0, m, d);
+    else if (cls == REF_SIGNED) read_signed(s, j0, m, si);
+    else read_unsigned(s, j0, m, ui);
+}
+
 /* Whether element (v, i) is a better answer than (bv, bi): none is worse than any element; a NaN is better than
  * every number (the first NaN wins); otherwise further in the op's direction, or equal (-0 == +0) and earlier. */
 static int ref_arg_better(int cls, int is_max, dr_scalar_t v, uint64_t i, dr_scalar_t bv, uint64_t bi)
@@ -335,9 +343,7 @@ static void arg_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, u
     double d[REF_BLOCK];
     for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
         const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
-        if (cls == REF_FLOAT) read_double(s, j0, m, d);
-        else if (cls == REF_SIGNED) read_signed(s, j0, m, si);
-        else read_unsigned(s, j0, m, ui);
+        read_block(s, cls, j0, m, d, si, ui);
         for (size_t k = 0; k < m; ++k) {
             dr_scalar_t v;
             if (cls == REF_FLOAT) v.f64 = isnan(d[k]) ? dr_bits_to_f64(0x7fffffffffffffffull) : d[k];
@@ -549,9 +555,7 @@ static void stats_pass2(const ref_source_t *s, dr_acc_kind_t acc, uint64_t b, ui
     const double ch = r->center[0], cl = r->center[1], och = r->own_center[0], ocl = r->own_center[1];
     for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
         const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
-        if (cls == REF_FLOAT) read_double(s, j0, m, d);
-        else if (cls == REF_SIGNED) read_signed(s, j0, m, si);
-        else read_unsigned(s, j0, m, ui);
+        read_block(s, cls, j0, m, d, si, ui);
         for (size_t k = 0; k < m; ++k) {
             double xh, xl;
             if (cls == REF_FLOAT) {
