@@ -28,8 +28,8 @@
 #include <utility>
 #include <vector>
 
-#include "dreduce/accum.h"
-#include "dreduce/table.h"
+#include "accum.h"
+#include "table.h"
 
 #ifndef DR_BENCH_CUB_SHARDS
 #error "DR_BENCH_CUB_SHARDS: set by bench/CMakeLists.txt"

@@ -89,8 +89,9 @@
 #include <vector>
 
 #include "cub_rows.cuh"
-#include "dreduce/accum.h"
-#include "dreduce/table.h"
+#include "accum.h"
+#include "table.h"
+#include "generate.h"
 #include "launch.h"
 extern "C" {
 #include "parallel.h"

@@ -10,7 +10,8 @@ install(TARGETS libdreduce EXPORT dreduceTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS dreduce RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES include/dreduce.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(FILES include/dreduce/types.h include/dreduce/status.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dreduce)
+install(FILES include/dreduce/types.h include/dreduce/status.h ${PROJECT_BINARY_DIR}/include/dreduce/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/dreduce)
 
 set(DR_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/dreduce)
 install(EXPORT dreduceTargets NAMESPACE dreduce:: DESTINATION ${DR_CMAKE_DIR})

@@ -2,7 +2,7 @@
  * its own part (in GPU memory or in host memory), reduces it on its GPU (the multi-pass warp-shuffle kernel) or on
  * its cores, and the partial results are combined across ranks with one MPI collective per level that has two
  * ranks or more (within each node, then over the node leaders; nothing at all on one rank). The dreduce program is
- * a client of this library.
+ * a client of this library, using this header alone.
  *
  *     dreduce_config_t cfg;
  *     dreduce_config_init(&cfg);
@@ -14,8 +14,12 @@
  *     dreduce_destroy(ctx);                                                 collective
  *
  * Types and ops are the enums of dreduce/types.h (shared with the command line); results come in the accumulator
- * kind dr_acc_select(dtype, op, cfg.acc_mode) picks (int32 sums in int64, float sums in float64 by default, ...), or
- * for an exact sum (DR_ACC_MODE_EXACT) as its float64 rounding: dr_acc_result_kind of that kind.
+ * kind dreduce_acc_select(dtype, op, cfg.acc_mode) picks (int32 sums in int64, float sums in float64 by default,
+ * ...), or for an exact sum (DR_ACC_MODE_EXACT) as its float64 rounding: dreduce_acc_result_kind of that kind.
+ *
+ * ABI. libdreduce exports exactly the dreduce_* functions declared here (a test checks nm -D); the enums and
+ * structs of dreduce/types.h and dreduce/status.h are the rest of the interface. The library's version is
+ * dreduce/version.h's (from the build's project version; dreduce_version() at run time).
  *
  * Collectives. dreduce_create, dreduce_prepare, dreduce_reduce, dreduce_reduce_file, dreduce_file_inspect and
  * dreduce_destroy are collective over the context's communicator: every rank calls them in the same order, with the
@@ -80,14 +84,12 @@
 
 #include "dreduce/status.h"
 #include "dreduce/types.h"
+#include "dreduce/version.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DREDUCE_VERSION_MAJOR 0
-#define DREDUCE_VERSION_MINOR 2
-#define DREDUCE_VERSION_PATCH 0
 #define DREDUCE_MAX_PASSES 12 /* most kernel passes one reduction reports */
 
 typedef struct dreduce_context dreduce_context_t;
@@ -116,6 +118,8 @@ typedef struct {
                                   Per context, armed only inside its calls */
     size_t chunk_bytes;        /* host arrays reach the GPU in chunks of this many bytes, copy and reduction
                                   overlapped (default 64 MiB) */
+    int time_passes;           /* 1: time each GPU kernel pass with CUDA events (dreduce_timings_t.pass_ms; the
+                                  dreduce program's report); 0 (default): no events, which saves driver calls */
 } dreduce_config_t;
 
 /* Statistics (DR_STATS): count, sum, min, max, mean, variance. See dr_stats_result_t (dreduce/types.h) for each
@@ -136,8 +140,7 @@ typedef struct {
 typedef struct {
     int passes;                           /* GPU kernel passes of one reduction (1 on the CPU backend) */
     double pass_ms[DREDUCE_MAX_PASSES];   /* GPU: each pass (of the last chunk for host arrays); a GPU array's passes
-                                             are timed only where the context asks for per-pass events (the
-                                             program does; the library's default does not, to save driver calls) */
+                                             are timed only with cfg.time_passes */
     double local_ms;   /* this rank's reduction: every kernel pass of every chunk, or the CPU backend; a GPU array
                           without per-pass events: the host's time from launch to the kernels' end */
     double load_ms;    /* host arrays on a GPU: copying them in, overlapped with the kernels (wall time) */
@@ -154,7 +157,7 @@ typedef struct {
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
 } dreduce_timings_t;
 
-/* "MAJOR.MINOR.PATCH" of the library linked (compare with the DREDUCE_VERSION_* this header defines). */
+/* "MAJOR.MINOR.PATCH" of the library linked (compare with DREDUCE_VERSION_STRING of dreduce/version.h). */
 const char *dreduce_version(void);
 
 /* Defaults for every field (see dreduce_config_t). */
@@ -273,6 +276,88 @@ double dreduce_result_double(const dreduce_result_t *r);
  * within len bytes (buf may be NULL when len is 0). Returns the length of the whole text like snprintf: the text was
  * cut short if that is >= len, so a caller can check, or call again with a buffer of the returned length + 1. */
 int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len);
+
+/* Where a context's rank sits and what it drives (dreduce_context_info), for reports. */
+#define DREDUCE_INFO_STR 256
+typedef struct {
+    int rank, nranks;           /* in the context's communicator */
+    int node, nnodes;           /* this rank's node (in order of the nodes' first ranks) and how many there are */
+    int local_rank, local_size; /* within the node */
+    int host_local_rank;        /* within the host (the same as local_rank unless nodes are emulated) */
+    int emulated;               /* nodes are groups of cfg.ranks_per_node ranks of one host */
+    char host[64];              /* MPI_Get_processor_name */
+    char node_name[80];         /* host, or "host/node<i>" when emulated */
+    int gpu;                    /* CUDA ordinal, -1 on the CPU backend */
+    char device_name[64];       /* the GPU's name, or "cpu" */
+    int block;                  /* cfg.block as the context took it (0: by kernel and size) */
+    int threads;                /* CPU backend threads (and the threads host-side work of the context uses) */
+    /* The binding (cfg.bind; include/dreduce.h's dreduce_config_t.bind): */
+    char pci_bus_id[32];        /* the GPU's, "dddd:bb:dd.f"; "" without a GPU */
+    int numa_node;              /* OS index of the GPU's NUMA node; -1 if unknown or the machine has one */
+    char gpu_cpuset[DREDUCE_INFO_STR]; /* the CPUs near the GPU, as a list ("0-15,32-47"); "" if unknown */
+    char affinity[DREDUCE_INFO_STR];   /* this process's CPU affinity after binding */
+    int bound_cpu, bound_mem;   /* 1 where the context changed the CPU binding / the memory policy */
+    int dry_run;                /* 1 where a foreign topology (DREDUCE_HWLOC_XML) was read: nothing was applied */
+    int affinity_outside_gpu;   /* 1 if the affinity is not within the GPU's CPUs */
+    char note[DREDUCE_INFO_STR]; /* why something degraded, "; "-separated; "" if all fine */
+} dreduce_context_info_t;
+
+/* Fill *out with the context's layout, device and binding (local: no communication). DR_ERR_USAGE for NULL. */
+dr_status_t dreduce_context_info(const dreduce_context_t *ctx, dreduce_context_info_t *out);
+
+/* Every rank of the context learns the worst status of any rank: returns the largest of the ranks' `mine`
+ * (DR_OK < DR_ERR_USAGE < DR_ERR_RUNTIME < ...), under the context's timeout, which names `what` if it fires
+ * (collective). For a program's own setup steps, so one rank's failure ends every rank. */
+dr_status_t dreduce_agree(dreduce_context_t *ctx, dr_status_t mine, const char *what);
+
+/* A barrier over the context's communicator under its timeout (collective; `what` names it if the timeout fires). */
+dr_status_t dreduce_barrier(dreduce_context_t *ctx, const char *what);
+
+/* Arm the context's timeout (cfg.timeout) around collectives of the caller's own, on any communicator: a rank that
+ * is still between dreduce_watch_begin and dreduce_watch_end after cfg.timeout seconds prints `what` and ends the
+ * process (exit 3), as in the library's own collectives. Without a timeout, nothing. Not nested; `what` must stay
+ * valid until dreduce_watch_end. */
+void dreduce_watch_begin(dreduce_context_t *ctx, const char *what);
+void dreduce_watch_end(dreduce_context_t *ctx);
+
+/* The node-local rank the launcher gave this process (OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID, MPI_LOCALRANKID,
+ * PMI_LOCAL_RANK; the first set to a decimal integer >= 0), or -1; *source (may be NULL) gets the variable's name
+ * or NULL. Callable before MPI_Init: a CUDA-aware MPI wants the GPU chosen (cudaSetDevice) before it starts. */
+int dreduce_launcher_local_rank(const char **source);
+
+/* Messages name settings as configuration fields ("cfg.timeout", the default) or, after
+ * dreduce_messages_name_options(1), as the dreduce program's options ("--timeout"), for programs whose options map
+ * onto the fields one to one. Process-wide. */
+void dreduce_messages_name_options(int yes);
+
+/* One line on this build's HDF5 input: whether dreduce_reduce_file reads HDF5 datasets, and with which HDF5. */
+const char *dreduce_hdf5_description(void);
+
+/* A file's share read back without reducing it (collective; every rank passes the same description): this rank's
+ * elements of dreduce_file_inspect's share, in order, in host chunks of at most chunk_bytes (at least one element),
+ * each handed to fn with its element count and the global index of its first element; the chunk is valid during
+ * the call only. For checking a reduction of a file against a reference of one's own. The same rules and errors as
+ * dreduce_reduce_file (op must be valid for the file's type); a read that fails on any rank is an error on every
+ * rank. */
+typedef void (*dreduce_chunk_fn)(const void *chunk, uint64_t count, uint64_t first, void *user);
+dr_status_t dreduce_file_scan(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op, size_t chunk_bytes,
+                              dreduce_chunk_fn fn, void *user);
+
+/* Which elements of a global array of n rank `rank` of `nranks` holds: *first, its first global index, and *count.
+ * STRONG: near-equal contiguous shares, the first n % nranks ranks one more (dreduce_reduce_file's split); WEAK:
+ * n on every rank, rank r's from r * n. DR_ERR_USAGE (nothing printed) for a bad rank or NULL outputs, or when
+ * the weak array would pass 2^64 - 1 elements. */
+dr_status_t dreduce_shard(uint64_t n, dr_scaling_t scaling, int rank, int nranks, uint64_t *first, uint64_t *count);
+
+/* The vocabulary of dreduce/types.h, for callers that read a result: the accumulator kind a (dtype, op, acc_mode)
+ * reduces in (DR_ACC_KIND_COUNT if that combination does not exist), the kind its result is read in (float64 for an
+ * exact sum), a type's size in bytes (0 if not a type), and names ("float32", "sum", "int64"; "?" if not valid). */
+dr_acc_kind_t dreduce_acc_select(dr_dtype_t dtype, dr_op_t op, dr_acc_mode_t acc_mode);
+dr_acc_kind_t dreduce_acc_result_kind(dr_acc_kind_t kind);
+size_t dreduce_dtype_size(dr_dtype_t dtype);
+const char *dreduce_dtype_name(dr_dtype_t dtype);
+const char *dreduce_op_name(dr_op_t op);
+const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
 
 /* Release the context (collective: it frees its communicators). NULL is ignored. */
 void dreduce_destroy(dreduce_context_t *ctx);

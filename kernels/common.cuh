@@ -8,8 +8,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "dreduce/accum.h"
-#include "dreduce/table.h"
+#include "accum.h"
+#include "table.h"
 #include "launch.h"
 
 /* Storage types for the 16-bit floats: just the bits; widened with accum.h's exact conversions. */

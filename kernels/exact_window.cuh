@@ -64,7 +64,7 @@
 #include <string.h>
 #include <vector_types.h>
 
-#include "dreduce/accum.h"
+#include "accum.h"
 
 /* Float64 operations rounded to nearest and never fused (the proofs above count each rounding). On the host,
  * x86-64's SSE2 arithmetic is that already (there is no multiply-add here to contract). */

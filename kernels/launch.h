@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dreduce/datagen.h"
-#include "dreduce/types.h"
+#include "datagen.h"
+#include "dtype.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,9 +91,6 @@ cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan);
  * modified. */
 cudaError_t dr_gpu_reduce(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *plan, cudaStream_t s,
                           cudaEvent_t *pass_events);
-
-/* Fill d_out[0..n) with elements first_index .. first_index+n-1 of the generator's global array. */
-cudaError_t dr_gpu_generate(const dr_gen_t *g, uint64_t first_index, void *d_out, size_t n, cudaStream_t s);
 
 #ifdef __cplusplus
 }

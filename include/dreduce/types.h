@@ -1,6 +1,6 @@
 /* Element types, reduction ops and accumulator kinds: the vocabulary shared by the parser, the kernels, the CPU
  * backend, the MPI combine and the report. Plain C, also included by CUDA sources. The name tables live in
- * src/types.c. */
+ * src/common/types.c, their functions in src/common/dtype.h (internal). */
 #ifndef DREDUCE_TYPES_H
 #define DREDUCE_TYPES_H
 
@@ -184,46 +184,11 @@ typedef enum { DR_COMBINE_HIER = 0, DR_COMBINE_FLAT } dr_combine_mode_t;
 /* How a GPU partial reaches MPI: AUTO (device buffers on a CUDA-aware MPI, else HOST), DEVICE (device buffers, or
  * fail), HOST (copied to pinned host memory), MAPPED (the last kernel writes it into mapped pinned host memory). */
 typedef enum { DR_STAGING_AUTO = 0, DR_STAGING_DEVICE, DR_STAGING_HOST, DR_STAGING_MAPPED } dr_staging_t;
+/* How a global array is split over ranks (dreduce_shard): n elements in all, in near-equal contiguous shares
+ * (STRONG), or n elements on every rank (WEAK). */
+typedef enum { DR_SCALING_STRONG = 0, DR_SCALING_WEAK } dr_scaling_t;
 /* Bind the rank's CPUs and memory next to its GPU through hwloc (AUTO), or leave them as the launcher set (NONE). */
 typedef enum { DR_BINDOPT_AUTO = 0, DR_BINDOPT_NONE } dr_bind_choice_t;
-
-size_t dr_dtype_size(dr_dtype_t t);
-const char *dr_dtype_name(dr_dtype_t t);
-int dr_dtype_is_float(dr_dtype_t t);
-/* Significand bits including the implicit one (24 for float32); 0 for integers. */
-int dr_dtype_significand_bits(dr_dtype_t t);
-const char *dr_op_name(dr_op_t op);
-const char *dr_acc_mode_name(dr_acc_mode_t m);
-const char *dr_kernel_name(dr_kernel_t k);
-const char *dr_acc_kind_name(dr_acc_kind_t k);
-size_t dr_acc_kind_size(dr_acc_kind_t k);
-int dr_acc_kind_is_float(dr_acc_kind_t k);
-
-/* Parse a name ("float32", "sum", "native"); returns 0 and sets *out, or -1 if the name is unknown. */
-int dr_dtype_parse(const char *s, dr_dtype_t *out);
-int dr_op_parse(const char *s, dr_op_t *out);
-int dr_acc_mode_parse(const char *s, dr_acc_mode_t *out);
-int dr_kernel_parse(const char *s, dr_kernel_t *out);
-/* Comma-separated list of every valid name, for error messages. */
-const char *dr_dtype_names(void);
-const char *dr_op_names(void);
-const char *dr_kernel_names(void);
-
-/* 1 if op is defined for type t (bitwise ops need an integer type), else 0. */
-int dr_op_valid(dr_dtype_t t, dr_op_t op);
-/* 1 if (t, op) can accumulate in mode m, else 0: a float product has no exact mode (an exact product of n floats
- * needs n times their significand bits); stats, argmin and argmax have no native mode. */
-int dr_acc_mode_valid(dr_dtype_t t, dr_op_t op, dr_acc_mode_t m);
-/* The kind a caller reads a result of kind k in: float64 for EXACT (rounded once), k itself otherwise. */
-dr_acc_kind_t dr_acc_result_kind(dr_acc_kind_t k);
-/* 1 for the argmin/argmax ops (their partials carry an index), 1 for the stats kinds / arg kinds. */
-int dr_op_is_arg(dr_op_t op);
-int dr_acc_kind_is_arg(dr_acc_kind_t k);
-int dr_acc_kind_is_stats(dr_acc_kind_t k);
-/* The scalar kind of an arg or stats kind's values (DR_ACC_I64, DR_ACC_U64 or DR_ACC_F64); k itself otherwise. */
-dr_acc_kind_t dr_acc_scalar_kind(dr_acc_kind_t k);
-/* The accumulator kind a valid (type, op, mode) reduces in. */
-dr_acc_kind_t dr_acc_select(dr_dtype_t t, dr_op_t op, dr_acc_mode_t mode);
 
 #ifdef __cplusplus
 }

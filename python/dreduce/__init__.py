@@ -15,7 +15,9 @@ from ._context import (LIBRARY_PATH, LIBRARY_VERSION, Context, Error, RuntimeErr
                        UsageError)
 from ._lib import DTYPES, OPS
 
-__version__ = "0.2.0"
+# The package is libdreduce's, at its version (CMake's project version, which the library reports); pip's metadata
+# takes the same number from the CMakeLists.txt beside python/ (setup.py).
+__version__ = LIBRARY_VERSION
 DTYPE_NAMES = ("bool",) + tuple(DTYPES)
 OP_NAMES = tuple(OPS)
 ACC_MODES = ("wide", "native", "exact")

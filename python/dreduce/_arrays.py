@@ -114,8 +114,7 @@ _sync_stream = None
 def _cuda_stream_synchronize(handle):
     global _sync_stream
     if _sync_stream is None:
-        from . import _context
-        _sync_stream = _lib.prototype(_context.LIB, "cudaStreamSynchronize", ctypes.c_int, [ctypes.c_void_p])
+        _sync_stream = _lib.prototype(_lib.library()[0], "cudaStreamSynchronize", ctypes.c_int, [ctypes.c_void_p])
     err = _sync_stream(handle)
     if err != 0:
         raise Reject(f"cudaStreamSynchronize(stream {handle:#x}) of the array's producer failed: CUDA error {err}")

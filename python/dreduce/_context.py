@@ -19,8 +19,7 @@ from ._arrays import _NP_CODES, Reject, count_of, describe, dtype_code, np
 
 _ndarray = np.ndarray if np is not None else None
 
-LIB, LIBRARY_PATH = _lib.load()
-LIBRARY_VERSION = _lib.check_abi(LIB, LIBRARY_PATH)
+LIB, LIBRARY_PATH, LIBRARY_VERSION = _lib.library()
 _CAPTURE = _lib.Capture()
 
 _c = ctypes
@@ -43,8 +42,17 @@ _gpu = _lib.prototype(LIB, "dreduce_gpu", _c.c_int, [_CTX])
 _combine_path = _lib.prototype(LIB, "dreduce_combine_path", _c.c_char_p, [_CTX])
 _combine_costs = _lib.prototype(LIB, "dreduce_combine_costs", _c.c_int,
                                 [_CTX, _c.POINTER(_c.c_double), _c.POINTER(_c.c_double)])
-_op_valid = _lib.prototype(LIB, "dr_op_valid", _c.c_int, [_c.c_int, _c.c_int])
-_acc_mode_valid = _lib.prototype(LIB, "dr_acc_mode_valid", _c.c_int, [_c.c_int, _c.c_int, _c.c_int])
+_acc_select = _lib.prototype(LIB, "dreduce_acc_select", _c.c_int, [_c.c_int, _c.c_int, _c.c_int])
+
+
+def _acc_mode_valid(dtype, op, mode):
+    """1 if (dtype, op) reduces in acc mode `mode` (libdreduce's own rule)."""
+    return _acc_select(dtype, op, mode) != _lib.ACC_KIND_COUNT
+
+
+def _op_valid(dtype, op):
+    """1 if op is defined for dtype: every valid pair reduces in the wide mode."""
+    return _acc_mode_valid(dtype, op, _lib.ACC_MODES["wide"])
 
 
 # ---- errors

@@ -29,6 +29,7 @@ OK, ERR_USAGE, ERR_RUNTIME = 0, 2, 3
 ACC_I32, ACC_U32, ACC_I64, ACC_U64, ACC_F32, ACC_F64, ACC_EXACT = range(7)
 ACC_ARG_I64, ACC_ARG_U64, ACC_ARG_F64 = 7, 8, 9
 ACC_STATS_I64, ACC_STATS_U64, ACC_STATS_F64, ACC_STATS_EXACT = 10, 11, 12, 13
+ACC_KIND_COUNT = 14  # DR_ACC_KIND_COUNT: dreduce_acc_select's "no such combination"
 ARG_NONE = (1 << 64) - 1
 MAX_PASSES = 12
 
@@ -39,7 +40,7 @@ class Config(ctypes.Structure):
                 ("bind", ctypes.c_int), ("kernel", ctypes.c_int), ("block", ctypes.c_int),
                 ("acc_mode", ctypes.c_int), ("combine", ctypes.c_int), ("staging", ctypes.c_int),
                 ("allreduce", ctypes.c_int), ("ranks_per_node", ctypes.c_int), ("cpu_threads", ctypes.c_int),
-                ("timeout", ctypes.c_double), ("chunk_bytes", ctypes.c_size_t)]
+                ("timeout", ctypes.c_double), ("chunk_bytes", ctypes.c_size_t), ("time_passes", ctypes.c_int)]
 
 
 class Scalar(ctypes.Union):  # dr_scalar_t
@@ -187,6 +188,19 @@ def check_abi(lib, path):
         raise ImportError(f"dreduce: {path} (version {version().decode()}) does not match this package: "
                           + "; ".join(bad) + ". Rebuild the library and the package from the same source tree")
     return version().decode()
+
+
+_library = None
+
+
+def library():
+    """(CDLL, path, version) of libdreduce, loaded and checked once (ImportError if none fits): the one handle that
+    the package's modules share."""
+    global _library
+    if _library is None:
+        lib, path = load()
+        _library = (lib, path, check_abi(lib, path))
+    return _library
 
 
 # ---- Capturing the library's stderr lines.

@@ -18,7 +18,7 @@
  *     rules for zeros, infinities and overflow), a NaN canonical. */
 #include <inttypes.h>
 
-#include "dreduce/accum.h"
+#include "accum.h"
 #include "fuzz_common.h"
 #include "reference.h"
 

@@ -23,9 +23,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "../kernels/launch.h"
-#include "dreduce/accum.h"
-#include "dreduce/table.h"
+#include "launch.h"
+#include "accum.h"
+#include "table.h"
 #include "stats.h"
 
 #define SKIP 77

@@ -37,9 +37,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "../kernels/launch.h"
-#include "dreduce/accum.h"
-#include "dreduce/table.h"
+#include "generate.h"
+#include "launch.h"
+#include "accum.h"
+#include "table.h"
 #include "parallel.h"
 #include "reference.h"
 

@@ -2,8 +2,8 @@
 # mpiexec with 1..4 ranks on fresh files written by make_inputs.py (the fixture input_files), comparing every
 # rank's bytes with the file and the merged host reference with the exact answers (see the program's opening
 # comment). Included from tests/CMakeLists.txt; label mpi. src/input.c is compiled in here until a library holds it.
-add_executable(test_input_read input/test_input_read.c ${PROJECT_SOURCE_DIR}/src/input.c
-                               ${PROJECT_SOURCE_DIR}/src/input_hdf5.c)
+add_executable(test_input_read input/test_input_read.c ${PROJECT_SOURCE_DIR}/src/lib/input.c
+                               ${PROJECT_SOURCE_DIR}/src/lib/input_hdf5.c)
 target_link_libraries(test_input_read PRIVATE dreduce_host MPI::MPI_C)
 if(DR_HDF5)
   target_link_libraries(test_input_read PRIVATE dr_hdf5)

@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dreduce/accum.h"
+#include "accum.h"
 #include "input.h"
 #include "reference.h"
 

@@ -11,9 +11,18 @@ trap 'rm -rf "$work"' EXIT
 prefix=$work/prefix
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-for f in include/dreduce.h include/dreduce/types.h lib/cmake/dreduce/dreduceConfig.cmake lib/pkgconfig/dreduce.pc; do
+for f in include/dreduce.h include/dreduce/types.h include/dreduce/status.h include/dreduce/version.h \
+         lib/cmake/dreduce/dreduceConfig.cmake lib/pkgconfig/dreduce.pc; do
   [ -f "$prefix/$f" ] || { echo "FAIL: the install has no $f"; exit 1; }
 done
+# The installed headers include only each other and the MPI's: nothing of the source tree's internals.
+for h in "$prefix"/include/dreduce.h "$prefix"/include/dreduce/*.h; do
+  grep -oE '#include "[^"]+"' "$h" | sed 's/#include "//; s/"$//' | while read -r inc; do
+    [ -f "$prefix/include/$inc" ] || { echo "FAIL: $h includes \"$inc\", which the install does not have"; exit 1; }
+  done
+done
+echo "== the installed library's exports"
+bash "$src/tests/install/check_abi.sh" "$(ls "$prefix"/lib/libdreduce.so)" "$prefix/include/dreduce.h"
 
 echo "== find_package(dreduce) from a separate project"
 cmake -S "$src/examples" -B "$work/example" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_C_COMPILER="${CC:-cc}" \

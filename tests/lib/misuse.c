@@ -83,7 +83,7 @@ static void unplace(dreduce_context_t *ctx, const void *host, const void *buf)
 static dr_status_t reduce(dreduce_context_t *ctx, const void *host, uint64_t count, dr_dtype_t t, dr_op_t op,
                           dreduce_result_t *out)
 {
-    const size_t esize = (unsigned)t < DR_DTYPE_COUNT ? dr_dtype_size(t) : 1;
+    const size_t esize = (unsigned)t < DR_DTYPE_COUNT ? dreduce_dtype_size(t) : 1;
     const void *buf = place(ctx, host, (size_t)count * esize);
     const dr_status_t s = dreduce_reduce(ctx, buf, count, t, op, out);
     unplace(ctx, host, buf);
@@ -369,7 +369,7 @@ static void mismatch(dr_dtype_t t0, dr_op_t op0, dr_dtype_t t1, dr_op_t op1, int
     preset(&r);
     const dr_status_t s = reduce(ctx, &data, 3, t, op, &r);
     EXPECT(!(s == DR_OK && r.valid), "a mismatched call (rank 0 %s %s, others %s %s) returned a value on rank %d",
-           dr_dtype_name(t0), dr_op_name(op0), dr_dtype_name(t1), dr_op_name(op1), rank);
+           dreduce_dtype_name(t0), dreduce_op_name(op0), dreduce_dtype_name(t1), dreduce_op_name(op1), rank);
     if (rank == 0 || allreduce) EXPECT(s != DR_OK, "a mismatched call returned DR_OK where the result arrives");
     EXPECT(r.valid == 0, "valid %d after a mismatched call", r.valid);
     good_call(ctx, allreduce);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dreduce.h"
+#include "dtype.h"
 
 /* Under AddressSanitizer freed memory waits in a quarantine (up to 256 MB) before reuse, so the resident set grows
  * with any malloc/free traffic (MPI's own per-collective buffers included): the memory check means nothing there,

@@ -35,7 +35,18 @@ dr_mpi_test(errors --suite errors)
 
 # Faults: a rank crashes, is killed, hangs (the others' --timeout watchdog names the level), corrupts its partial
 # (verification names the rank and the level), or cannot allocate (the error names rank, host and bytes).
-add_test(NAME mpi_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/faults.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce>)
+# dreduce-faults: the program and library with fault injection compiled in (src/common/fault.h; the installed ones
+# have none). Its own copies of the two files that inject (main.c, context.c) come first on the link line, so the
+# archives' copies of them are never pulled in; everything else is the library's archives, as libdreduce holds them.
+add_executable(dreduce-faults ${PROJECT_SOURCE_DIR}/src/cli/main.c ${PROJECT_SOURCE_DIR}/src/lib/context.c
+                              ${PROJECT_SOURCE_DIR}/tests/fault/fault.c)
+target_compile_definitions(dreduce-faults PRIVATE DR_FAULT_INJECTION)
+target_link_libraries(dreduce-faults PRIVATE dreduce_cli dreduce_lib dreduce_datagen dreduce_common)
+if(DR_HDF5)
+  target_link_libraries(dreduce-faults PRIVATE dr_hdf5)
+endif()
+target_compile_options(dreduce-faults PRIVATE ${DR_C_WARNINGS})
+add_test(NAME mpi_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/faults.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce-faults>)
 set_tests_properties(mpi_faults PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
 
 # Determinism (docs/reliability.md): every row of the reduction table (include/dreduce/table.h), 3 ranks, 100
@@ -61,10 +72,9 @@ set_tests_properties(mpi_determinism_across_np PROPERTIES LABELS mpi TIMEOUT 600
 # 0; on one node each repetition makes one, flat or hier, so 2 is the second repetition). --timeout 0: the combine
 # stays a blocking MPI_Reduce (under a timeout it is an MPI_Ireduce, waited for by the watchdog). Exit 4 and the
 # determinism message, while verification (of the last repetition) passes; unset, the same program passes.
-add_executable(dreduce_flaky_combine ${PROJECT_SOURCE_DIR}/src/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/flaky_combine.c)
-target_include_directories(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,INCLUDE_DIRECTORIES>)
-target_compile_definitions(dreduce_flaky_combine PRIVATE $<TARGET_PROPERTY:dreduce,COMPILE_DEFINITIONS>)
-target_link_libraries(dreduce_flaky_combine PRIVATE libdreduce)
+add_executable(dreduce_flaky_combine ${PROJECT_SOURCE_DIR}/src/cli/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/flaky_combine.c)
+target_link_libraries(dreduce_flaky_combine PRIVATE libdreduce dreduce_cli dreduce_datagen dreduce_common)
+target_include_directories(dreduce_flaky_combine PRIVATE ${PROJECT_SOURCE_DIR}/src/lib) # the combine's record
 target_compile_options(dreduce_flaky_combine PRIVATE ${DR_C_WARNINGS})
 set(DR_FLAKY_DIFFERS "repetitions of the same reduction gave different results")
 foreach(combine flat hier)
@@ -87,10 +97,8 @@ set_tests_properties(mpi_determinism_flaky_unset PROPERTIES LABELS mpi TIMEOUT 1
 # A hung MPI_Finalize does not hang the program: dreduce_stuck_finalize is the program with tests/mpi/stuck_finalize.c
 # linked in, whose MPI_Finalize never returns. After --timeout seconds in it, the run (already verified and reported)
 # exits with its own status and one warning. A singleton, as the one hang CI has seen.
-add_executable(dreduce_stuck_finalize ${PROJECT_SOURCE_DIR}/src/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stuck_finalize.c)
-target_include_directories(dreduce_stuck_finalize PRIVATE $<TARGET_PROPERTY:dreduce,INCLUDE_DIRECTORIES>)
-target_compile_definitions(dreduce_stuck_finalize PRIVATE $<TARGET_PROPERTY:dreduce,COMPILE_DEFINITIONS>)
-target_link_libraries(dreduce_stuck_finalize PRIVATE libdreduce)
+add_executable(dreduce_stuck_finalize ${PROJECT_SOURCE_DIR}/src/cli/main.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi/stuck_finalize.c)
+target_link_libraries(dreduce_stuck_finalize PRIVATE libdreduce dreduce_cli dreduce_datagen dreduce_common)
 target_compile_options(dreduce_stuck_finalize PRIVATE ${DR_C_WARNINGS})
 add_test(NAME mpi_finalize_stuck
          COMMAND bash ${DR_EXPECT} --also "^dreduce: warning: MPI_Finalize did not return within 2 s" 0

@@ -63,9 +63,11 @@ def main():
               "(install python3-pip python3-setuptools python3-numpy python3-mpi4py)")
         return 77
     with tempfile.TemporaryDirectory(prefix="dreduce-pip-") as tmp:
-        src, site, prefix = (os.path.join(tmp, d) for d in ("src", "site", "prefix"))
+        src, site, prefix = (os.path.join(tmp, d) for d in ("checkout/python", "site", "prefix"))
+        # python/ as it sits in a checkout: setup.py takes the version from the CMakeLists.txt beside it.
         shutil.copytree(os.path.join(REPO, "python"), src,
                         ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+        shutil.copy2(os.path.join(REPO, "CMakeLists.txt"), os.path.join(tmp, "checkout"))
         rc, out = run([a.python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q",
                        "--target", site, src], base, a.timeout)
         check("pip install --target", rc == 0 and os.path.isfile(os.path.join(site, "dreduce", "__init__.py")),

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "binding.h"
+#include "report.h" /* dr_report_mark_shared: which ranks share a GPU */
 
 static int failures, checks;
 
@@ -309,29 +310,30 @@ static void test_mark_shared(void)
         {1, "", 0},             /* b: ordinal 1 without bus id vs ... */
         {1, "0000:9a:00.0", 0}, /* ... ordinal 1 with one: cannot tell, not flagged */
     };
-    dr_binding_t b[N];
+    dreduce_context_info_t b[N]; /* what the report gathers from each rank */
     int shared[N];
     for (int i = 0; i < N; i++) {
-        dr_binding_init(&b[i]);
-        b[i].gpu_index = r[i].gpu;
+        memset(&b[i], 0, sizeof b[i]);
+        strcpy(b[i].host, hosts[i]);
+        b[i].gpu = r[i].gpu;
         strcpy(b[i].pci_bus_id, r[i].bus);
         shared[i] = -1;
     }
-    dr_binding_mark_shared(b, hosts, N, shared);
+    dr_report_mark_shared(b, N, shared);
     for (int i = 0; i < N; i++)
         CHECK(shared[i] == r[i].want, "rank %d: shared %d, want %d", i, shared[i], r[i].want);
     /* One GPU per task (every ordinal 0) with distinct bus ids: nothing shared. */
     for (int i = 0; i < N; i++) {
-        b[i].gpu_index = 0;
+        b[i].gpu = 0;
         snprintf(b[i].pci_bus_id, sizeof b[i].pci_bus_id, "0000:%02x:00.0", 0x10 + i);
     }
-    dr_binding_mark_shared(b, hosts, N, shared);
+    dr_report_mark_shared(b, N, shared);
     for (int i = 0; i < N; i++)
         CHECK(shared[i] == 0, "rank %d: shared %d, want 0", i, shared[i]);
-    dr_binding_mark_shared(NULL, hosts, N, shared);
+    dr_report_mark_shared(NULL, N, shared);
     for (int i = 0; i < N; i++)
         CHECK(shared[i] == 0, "NULL table: rank %d shared %d", i, shared[i]);
-    dr_binding_mark_shared(b, hosts, 0, shared); /* must not touch anything */
+    dr_report_mark_shared(b, 0, shared); /* must not touch anything */
 }
 
 static int is_nvidia_gpu(hwloc_obj_t o)

@@ -6,9 +6,9 @@
 #include "check.h"
 #include "cpu_backend.h"
 #include "options.h"
-#include "dreduce/accum.h"
-#include "dreduce/datagen.h"
-#include "dreduce/table.h"
+#include "accum.h"
+#include "datagen.h"
+#include "table.h"
 #include "reference.h"
 
 typedef struct {

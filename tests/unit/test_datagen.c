@@ -4,8 +4,8 @@
 #include <math.h>
 
 #include "check.h"
-#include "dreduce/accum.h"
-#include "dreduce/datagen.h"
+#include "accum.h"
+#include "datagen.h"
 
 static uint32_t fbits(float f)
 {

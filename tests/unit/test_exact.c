@@ -26,7 +26,7 @@
 
 #include "check.h"
 #include "cpu_backend.h"
-#include "dreduce/accum.h"
+#include "accum.h"
 #include "reference.h"
 
 #define CANON_NAN 0x7fffffffffffffffull

@@ -19,9 +19,9 @@
 
 #include "check.h"
 #include "cpu_backend.h"
-#include "dreduce/accum.h"
-#include "dreduce/datagen.h"
-#include "dreduce/table.h"
+#include "accum.h"
+#include "datagen.h"
+#include "table.h"
 #include "options.h"
 #include "reference.h"
 #include "stats.h"

@@ -1,0 +1,635 @@
+/* dreduce, the program: a client of libdreduce (include/dreduce.h). The pipeline of one run, in order: parse
+ * options, pick the GPU early (CUDA-aware MPI wants it before MPI_Init), MPI_Init, check that every rank got the same
+ * options, create the library context (node layout, GPU, binding), generate the shard, time the library's reduction
+ * (local + combine) over the repetitions, verify against the host reference, gather and report. Each phase ends with
+ * a collective agreement on its status, so a failure on one rank ends every rank with a non-zero exit instead of a
+ * hang; a failure inside the timed loop aborts the job after naming the rank. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+
+#include "check.h"
+#include "datagen.h"
+#include "dreduce.h"
+#include "fault.h"
+#include "generate.h"
+#include "options.h"
+#include "reference.h"
+#include "report.h"
+#include "timing.h"
+
+/* Abort the job from inside the timed loop, where the other ranks may be waiting in a collective. */
+static void abort_job(dr_status_t s)
+{
+    dr_error("aborting the job");
+    MPI_Abort(MPI_COMM_WORLD, (int)s);
+    exit((int)s);
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; ++s) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The key=value words where two canonical option lines differ: "a=1 b=2" then, after the NUL, "a=3 b=4". */
+static void options_diff(const char *a, const char *b, char *out, size_t len)
+{
+    char left[512] = "", right[512] = "", wa[128], wb[128];
+    const char *pa = a, *pb = b;
+    int na, nb;
+    while (sscanf(pa, "%127s%n", wa, &na) == 1 && sscanf(pb, "%127s%n", wb, &nb) == 1) {
+        if (strcmp(wa, wb) != 0) {
+            snprintf(left + strlen(left), sizeof left - strlen(left), "%s%s", left[0] ? " " : "", wa);
+            snprintf(right + strlen(right), sizeof right - strlen(right), "%s%s", right[0] ? " " : "", wb);
+        }
+        pa += na;
+        pb += nb;
+    }
+    snprintf(out, len / 2, "'%s'", left);
+    snprintf(out + strlen(out) + 1, len - strlen(out) - 1, "'%s'", right);
+}
+
+/* All ranks must run the same reduction: compare a hash of the canonical options; on a mismatch rank 0 names the
+ * first differing rank and both option lines. */
+#define DR_CANONICAL_MAX 2048 /* the canonical line: every option, and an --input path of up to 1023 bytes */
+static dr_status_t check_options_agree(const dr_options_t *o, int rank)
+{
+    char mine[DR_CANONICAL_MAX];
+    dr_options_canonical(o, mine, sizeof mine);
+    uint64_t h = fnv1a(mine), h0 = h;
+    DR_MPI_CHECK(MPI_Bcast(&h0, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD));
+    int differ = h != h0 ? rank : 1 << 30, first = 0;
+    DR_MPI_CHECK(MPI_Allreduce(&differ, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == 1 << 30) return DR_OK;
+    if (rank == first) DR_MPI_CHECK(MPI_Send(mine, (int)sizeof mine, MPI_CHAR, 0, 7, MPI_COMM_WORLD));
+    if (rank == 0) {
+        char theirs[DR_CANONICAL_MAX];
+        DR_MPI_CHECK(MPI_Recv(theirs, (int)sizeof theirs, MPI_CHAR, first, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        char diff[DR_CANONICAL_MAX];
+        options_diff(mine, theirs, diff, sizeof diff);
+        dr_error("options differ across ranks: rank 0 has %s but rank %d has %s (every rank must run the same "
+                 "reduction)", diff, first, diff + strlen(diff) + 1);
+    }
+    return DR_ERR_USAGE;
+}
+
+/* The library's configuration from the command line. */
+static void config_from_options(const dr_options_t *o, dreduce_config_t *cfg)
+{
+    dreduce_config_init(cfg);
+    cfg->device = o->device;
+    cfg->share_gpus = o->share_gpus;
+    cfg->bind = o->bind;
+    cfg->kernel = o->kernel;
+    cfg->block = o->block;
+    cfg->acc_mode = o->acc_mode;
+    cfg->combine = o->combine;
+    cfg->staging = o->staging;
+    cfg->allreduce = o->allreduce;
+    cfg->ranks_per_node = o->ranks_per_node;
+    cfg->cpu_threads = o->threads;
+    cfg->timeout = o->timeout;
+    cfg->time_passes = 1; /* the report shows each kernel pass's time */
+}
+
+/* The shard: this rank's elements of the generated array, in GPU memory (generated there) or host memory. */
+typedef struct {
+    void *base; /* the allocation; the input starts opt->misalign elements in */
+    void *in;
+    int on_gpu;
+} shard_t;
+
+/* One run's state, shared by its steps (setup, repeat, verify, report). */
+typedef struct {
+    dr_options_t *o;
+    int rank, nranks;
+    dreduce_context_t *ctx;
+    dreduce_context_info_t info;
+    int from_file;
+    dreduce_file_t file;
+    dreduce_file_info_t file_info;
+    FILE *out;             /* the report's destination (rank 0) */
+    dr_acc_kind_t acc;
+    uint64_t first, count; /* this rank's shard: global index of its first element, and its length */
+    shard_t shard;
+    double gen_ms;
+    /* the repetitions */
+    double *samples;       /* o->iters per level, then per pass */
+    int passes, deterministic;
+    dreduce_result_t result;
+    uint64_t depth;        /* this rank's longest rounding path */
+    /* the verification */
+    dr_check_t check;      /* rank 0: the combined result against the merged reference */
+    int any_local_bad;     /* some rank's own partial was wrong */
+} run_t;
+
+/* The shard: this rank's elements of the generated array, made on its GPU (by the generator's kernel on the legacy
+ * default stream, which the library's streams wait for) or in host memory by the CPU generator. */
+static dr_status_t make_shard(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    const size_t esize = dr_dtype_size(o->dtype);
+    if (r->count > (SIZE_MAX - 64 - 16 * esize) / esize) {
+        dr_error("%" PRIu64 " elements of %zu bytes do not fit in this process's address space", r->count, esize);
+        return DR_ERR_USAGE;
+    }
+    const size_t bytes = (size_t)r->count * esize + (size_t)o->misalign * esize;
+    shard_t *sh = &r->shard;
+    if (r->info.gpu >= 0) {
+        sh->on_gpu = 1;
+        DR_CUDA_CHECK(cudaSetDevice(r->info.gpu));
+        const cudaError_t err = cudaMalloc(&sh->base, bytes ? bytes : 1);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            sh->base = NULL;
+            dr_error("cannot allocate %zu bytes (%.2f GiB) of device memory for the input shard: %s", bytes,
+                     (double)bytes / (1u << 30), cudaGetErrorString(err));
+            return DR_ERR_RUNTIME;
+        }
+        sh->in = (char *)sh->base + (size_t)o->misalign * esize;
+        cudaEvent_t ev[2];
+        DR_CUDA_CHECK(cudaEventCreate(&ev[0]));
+        DR_CUDA_CHECK(cudaEventCreate(&ev[1]));
+        DR_CUDA_CHECK(cudaEventRecord(ev[0], 0));
+        DR_CUDA_CHECK(dr_gpu_generate(&o->gen, r->first, sh->in, (size_t)r->count, 0));
+        DR_CUDA_CHECK(cudaEventRecord(ev[1], 0));
+        DR_CUDA_CHECK(cudaEventSynchronize(ev[1]));
+        float ms = 0;
+        DR_CUDA_CHECK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+        cudaEventDestroy(ev[0]);
+        cudaEventDestroy(ev[1]);
+        r->gen_ms = ms;
+        return DR_OK;
+    }
+    sh->base = dr_fault("alloc", r->rank) ? NULL : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (!sh->base) {
+        dr_error("cannot allocate %zu bytes (%.2f GiB) of host memory for the input shard", bytes,
+                 (double)bytes / (1u << 30));
+        return DR_ERR_RUNTIME;
+    }
+    sh->in = (char *)sh->base + (size_t)o->misalign * esize;
+    double t0 = MPI_Wtime();
+    dr_cpu_generate(&o->gen, r->first, sh->in, (size_t)r->count, r->info.threads);
+    r->gen_ms = (MPI_Wtime() - t0) * 1e3;
+    return DR_OK;
+}
+
+static void free_shard(shard_t *sh)
+{
+    if (sh->on_gpu && sh->base) cudaFree(sh->base);
+    else free(sh->base);
+    memset(sh, 0, sizeof *sh);
+}
+
+/* --input: open the file once before the repetitions (collective), so a bad file ends every rank with one line
+ * and exit 2 before anything is timed; the file decides the count and (for .npy) the type, the library this rank's
+ * share (the same one dreduce_reduce_file reads). */
+static dr_status_t probe_input(run_t *r)
+{
+    dr_options_t *o = r->o;
+    dreduce_file_init(&r->file, o->input);
+    if (o->type_given) r->file.dtype = o->dtype;
+    r->file.has_offset = o->offset_given;
+    r->file.offset = o->input_offset;
+    r->file.dataset = o->dataset[0] ? o->dataset : NULL;
+    DR_CHECK(dreduce_file_inspect(r->ctx, &r->file, o->op, &r->file_info));
+    o->dtype = o->gen.dtype = r->file_info.dtype;
+    o->n = r->file_info.count;
+    return DR_OK;
+}
+
+/* Step 1, setup: the library context (node layout, GPU, binding; every rank agrees on its status), the input file's
+ * layout, the report file (rank 0), the shard, the plan. On failure every rank returns the worst status, holding
+ * nothing. */
+static dr_status_t setup(run_t *r, int env_local, const char *env_source)
+{
+    dr_options_t *o = r->o;
+    dreduce_config_t cfg;
+    config_from_options(o, &cfg);
+    DR_CHECK(dreduce_create(MPI_COMM_WORLD, &cfg, &r->ctx));
+    dreduce_context_info(r->ctx, &r->info);
+    dr_log_set_rank(r->info.rank, r->info.nranks, r->info.host); /* our own messages say where they come from */
+    if (env_local >= 0 && env_local != r->info.host_local_rank)
+        dr_warn("%s=%d but MPI places this rank %d on its host: using %d to choose the GPU", env_source, env_local,
+                r->info.host_local_rank, r->info.host_local_rank);
+    r->from_file = o->input[0] != '\0';
+    dr_status_t s = r->from_file ? probe_input(r) : DR_OK;
+    if (s != DR_OK) { /* dreduce_file_inspect: the same status on every rank */
+        dreduce_destroy(r->ctx);
+        return s;
+    }
+    r->out = stdout;
+    if (r->rank == 0 && o->output[0]) {
+        r->out = fopen(o->output, o->format == DR_FORMAT_CSV ? "a" : "w");
+        if (!r->out) {
+            dr_error("cannot write --output '%s': %s", o->output, strerror(errno));
+            s = DR_ERR_USAGE;
+        }
+    }
+    r->acc = dr_acc_select(o->dtype, o->op, o->acc_mode);
+    r->first = r->from_file ? r->file_info.first : 0;
+    r->count = r->from_file ? r->file_info.mine : 0;
+    if (s == DR_OK && !r->from_file && dreduce_shard(o->n, o->scaling, r->rank, r->nranks, &r->first, &r->count) != DR_OK) {
+        if (r->rank == 0) /* every rank sees the same overflow: say it once */
+            dr_error("--scaling weak with -n %" PRIu64 " on %d ranks makes more than 2^64 - 1 elements", o->n,
+                     r->nranks);
+        s = DR_ERR_USAGE;
+    }
+    r->gen_ms = NAN;
+    if (s == DR_OK && !r->from_file) s = make_shard(r);
+    s = dreduce_agree(r->ctx, s, "setup (every rank reporting its setup)");
+    if (s == DR_OK && !r->from_file) s = dreduce_prepare(r->ctx, o->dtype, o->op, r->count);
+    if (s != DR_OK) {
+        /* Some rank failed to set up (it said why): release what this rank holds, and every rank exits. */
+        free_shard(&r->shard);
+        if (r->out && r->out != stdout) fclose(r->out);
+        dreduce_destroy(r->ctx);
+    }
+    return s;
+}
+
+/* The same result, to the bit: the value (argmin/argmax: value and index), or every field of statistics. */
+static int same_result(const dreduce_result_t *a, const dreduce_result_t *b, size_t acc_size)
+{
+    if (!dr_acc_kind_is_stats(a->kind)) return memcmp(&a->value, &b->value, acc_size) == 0;
+    const dreduce_stats_t *x = &a->stats, *y = &b->stats;
+    const double fx[] = {x->sum, x->mean, x->m2, x->var_pop, x->var_sample},
+                 fy[] = {y->sum, y->mean, y->m2, y->var_pop, y->var_sample};
+    return x->count == y->count && x->kind == y->kind && x->min.u64 == y->min.u64 && x->max.u64 == y->max.u64 &&
+           memcmp(fx, fy, sizeof fx) == 0 && x->sum_is_int == y->sum_is_int && x->sum_int.lo == y->sum_int.lo &&
+           x->sum_int.hi == y->sum_int.hi;
+}
+
+static double *level_samples(const run_t *r, dr_level_t l) { return r->samples + (size_t)l * r->o->iters; }
+static double *pass_samples(const run_t *r, int p) { return r->samples + (size_t)(DR_LEVEL_COUNT + p) * r->o->iters; }
+
+/* Step 2, the repetitions: each starts at a barrier, reduces through the library and keeps its timings; every
+ * repetition's result must be the same bits. A failure here aborts the job, naming this rank. */
+static void repeat(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    r->samples = calloc((size_t)o->iters * (DR_LEVEL_COUNT + DREDUCE_MAX_PASSES), sizeof *r->samples);
+    if (!r->samples) abort_job(DR_ERR_RUNTIME);
+    dreduce_result_t first_result;
+    memset(&r->result, 0, sizeof r->result);
+    memset(&first_result, 0, sizeof first_result);
+    const size_t acc_size = dr_acc_kind_size(dr_acc_result_kind(r->acc)); /* what a caller reads */
+    r->deterministic = 1;
+    r->passes = 1;
+    dreduce_timings_t tm;
+    memset(&tm, 0, sizeof tm);
+    for (int it = 0; it < o->warmup + o->iters; ++it) {
+        if (dreduce_barrier(r->ctx, "start (the barrier that begins a repetition)") != DR_OK)
+            abort_job(DR_ERR_RUNTIME);
+        const dr_status_t s =
+            r->from_file ? dreduce_reduce_file(r->ctx, &r->file, o->op, &r->result, NULL)
+                         : dreduce_reduce_at(r->ctx, r->shard.in, r->count, r->first, o->dtype, o->op, &r->result);
+        if (s != DR_OK) abort_job(s);
+        dreduce_timings(r->ctx, &tm);
+        if (r->result.valid) {
+            if (it == 0) first_result = r->result;
+            else if (!same_result(&r->result, &first_result, acc_size)) r->deterministic = 0;
+        }
+        if (it < o->warmup) continue;
+        const int k = it - o->warmup;
+        r->passes = tm.passes;
+        for (int p = 0; p < r->passes; ++p) pass_samples(r, p)[k] = tm.pass_ms[p];
+        const struct {
+            dr_level_t level;
+            double ms;
+        } got[] = {{DR_LEVEL_LOCAL, tm.local_ms},   {DR_LEVEL_STAGE, tm.stage_ms}, {DR_LEVEL_NODE, tm.node_ms},
+                   {DR_LEVEL_GLOBAL, tm.global_ms}, {DR_LEVEL_BCAST, tm.bcast_ms}, {DR_LEVEL_TOTAL, tm.total_ms},
+                   {DR_LEVEL_READ, tm.read_ms},     {DR_LEVEL_LOAD, tm.load_ms},   {DR_LEVEL_LAUNCH, tm.launch_ms},
+                   {DR_LEVEL_WAIT, tm.wait_ms}};
+        for (size_t i = 0; i < sizeof got / sizeof got[0]; ++i) level_samples(r, got[i].level)[k] = got[i].ms;
+    }
+    r->depth = tm.depth;
+}
+
+/* A file's chunks into the reference (dreduce_file_scan's callback). */
+typedef struct {
+    dr_reference_t *ref;
+    dr_dtype_t dtype;
+    int threads;
+} ref_feed_t;
+
+static void feed_chunk(const void *chunk, uint64_t count, uint64_t first, void *user)
+{
+    const ref_feed_t *f = user;
+    dr_reference_add(f->ref, f->dtype, chunk, (size_t)count, first, f->threads);
+}
+
+/* This rank's elements into its reference (start 1: a fresh one; 0: a stats reference's pass 2), generated again
+ * or read again from the file. */
+static dr_status_t feed_reference(const run_t *r, dr_reference_t *ref, int start)
+{
+    const dr_options_t *o = r->o;
+    if (r->from_file) {
+        if (start) dr_reference_init(ref, r->acc, o->op);
+        ref_feed_t feed = {ref, o->dtype, r->info.threads};
+        return dreduce_file_scan(r->ctx, &r->file, o->op, (size_t)16 << 20, feed_chunk, &feed);
+    }
+    if (start) dr_reference_compute(&o->gen, r->acc, r->first, r->count, r->info.threads, ref);
+    else dr_reference_generate(&o->gen, r->first, r->count, r->info.threads, ref);
+    return DR_OK;
+}
+
+/* Step 3, verification: each rank checks its own partial against the reference of its shard (so a wrong result
+ * names the rank and level that made it), then rank 0 checks the combined result against the merged references. */
+static void verify(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    memset(&r->check, 0, sizeof r->check);
+    r->any_local_bad = 0;
+    uint64_t max_depth = r->depth;
+    if (MPI_Allreduce(&r->depth, &max_depth, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    if (!o->verify) return;
+    dr_reference_t ref, *refs = NULL;
+    if (feed_reference(r, &ref, 1) != DR_OK) abort_job(DR_ERR_RUNTIME);
+    if (r->rank == 0 && !(refs = malloc((size_t)r->nranks * sizeof *refs))) abort_job(DR_ERR_RUNTIME);
+    if (dr_reference_needs_pass2(&ref)) {
+        /* stats: m2 is checked against sum (x - mean)^2 about the whole array's exact mean, so the ranks' pass-1
+         * references meet on rank 0 first, and every rank then sums about that mean (its pass 2). */
+        double center[2] = {0.0, 0.0};
+        dreduce_watch_begin(r->ctx, "verify (gathering the references' first pass)");
+        if (MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD) !=
+            MPI_SUCCESS)
+            abort_job(DR_ERR_RUNTIME);
+        if (r->rank == 0) {
+            dr_reference_t whole = refs[0];
+            for (int i = 1; i < r->nranks; ++i) dr_reference_merge(&whole, &refs[i]);
+            dr_reference_stats_center(&whole, center);
+        }
+        if (MPI_Bcast(center, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) abort_job(DR_ERR_RUNTIME);
+        dreduce_watch_end(r->ctx);
+        dr_reference_begin_pass2(&ref, center);
+        if (feed_reference(r, &ref, 0) != DR_OK) abort_job(DR_ERR_RUNTIME);
+    }
+    dreduce_result_t partial;
+    dr_check_t local_check;
+    if (dreduce_local_partial(r->ctx, &partial) != DR_OK) abort_job(DR_ERR_RUNTIME);
+    if (dr_acc_kind_is_stats(r->acc)) dr_reference_check_stats(&ref, &partial.stats, r->depth, &local_check);
+    else dr_reference_check(&ref, &partial.value, r->depth, &local_check);
+    int local_bad = 0;
+    if (!local_check.pass) {
+        local_bad = 1;
+        dr_error("verification failed at level local (this rank's shard, elements %" PRIu64 "..%" PRIu64 "): %s",
+                 r->first, r->first + r->count, local_check.detail);
+    }
+    dreduce_watch_begin(r->ctx, "verify (gathering the ranks' checks)");
+    if (MPI_Allreduce(&local_bad, &r->any_local_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    dreduce_watch_begin(r->ctx, "verify (gathering the references)");
+    if (MPI_Gather(&ref, (int)sizeof ref, MPI_BYTE, refs, (int)sizeof ref, MPI_BYTE, 0, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    if (r->rank == 0) {
+        dr_reference_t total = refs[0];
+        for (int i = 1; i < r->nranks; ++i) dr_reference_merge(&total, &refs[i]);
+        /* The combine adds at most one rounding (or merge) per rank (a linear chain, whatever algorithm MPI picks). */
+        const uint64_t total_depth = max_depth + (uint64_t)r->nranks;
+        if (dr_acc_kind_is_stats(r->acc)) dr_reference_check_stats(&total, &r->result.stats, total_depth, &r->check);
+        else dr_reference_check(&total, &r->result.value, total_depth, &r->check);
+        free(refs);
+    }
+}
+
+static void first_line(char *s)
+{
+    char *nl = strchr(s, '\n');
+    if (nl) *nl = '\0';
+}
+
+/* This rank's record for the report: where it ran, its shard, the medians of its levels and passes. */
+static void make_record(const run_t *r, dr_rank_record_t *rec)
+{
+    const dr_options_t *o = r->o;
+    memset(rec, 0, sizeof *rec);
+    rec->rank = r->rank;
+    rec->node = r->info.node;
+    rec->local_rank = r->info.local_rank;
+    rec->is_gpu = r->info.gpu >= 0;
+    rec->block = r->info.block;
+    rec->passes = r->passes;
+    snprintf(rec->host, sizeof rec->host, "%s", r->info.host);
+    snprintf(rec->node_name, sizeof rec->node_name, "%s", r->info.node_name);
+    snprintf(rec->device_name, sizeof rec->device_name, "%s", r->info.device_name);
+    rec->first = r->first;
+    rec->count = r->count;
+    rec->depth = r->depth;
+    rec->generate_ms = r->gen_ms;
+    for (int p = 0; p < DREDUCE_MAX_PASSES; ++p)
+        rec->pass_ms[p] = p < r->passes ? dr_median(pass_samples(r, p), o->iters) : NAN;
+    for (int l = 0; l < DR_LEVEL_COUNT; ++l) rec->level_ms[l] = dr_median(level_samples(r, (dr_level_t)l), o->iters);
+    rec->binding = r->info;
+}
+
+/* Step 4, the report: the ranks' records gathered on rank 0, written in the chosen format, and the verdict (the
+ * checks, then determinism) sent to every rank as the run's status. */
+static dr_status_t report(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    dr_rank_record_t rec, *recs = NULL;
+    make_record(r, &rec);
+    if (r->rank == 0 && !(recs = calloc((size_t)r->nranks, sizeof *recs))) abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_begin(r->ctx, "report (gathering the ranks' records)");
+    if (MPI_Gather(&rec, (int)sizeof rec, MPI_BYTE, recs, (int)sizeof rec, MPI_BYTE, 0, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    int verdict = DR_OK;
+    if (r->rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len = 0;
+        MPI_Get_library_version(lib, &len);
+        first_line(lib);
+        dreduce_context_info_t *where = malloc((size_t)r->nranks * sizeof *where);
+        int *shared = malloc((size_t)r->nranks * sizeof *shared);
+        if (!where || !shared) abort_job(DR_ERR_RUNTIME);
+        for (int i = 0; i < r->nranks; ++i) where[i] = recs[i].binding;
+        dr_report_mark_shared(where, r->nranks, shared);
+        for (int i = 0; i < r->nranks; ++i) recs[i].shared_gpu = shared[i];
+        free(where);
+        free(shared);
+        dr_report_t rep = {
+            .opt = o, .nranks = r->nranks, .nnodes = r->info.nnodes, .emulated = r->info.emulated,
+            .n_total = o->scaling == DR_SCALING_WEAK ? o->n * (uint64_t)r->nranks : o->n, .acc = r->acc,
+            .path_text = dreduce_combine_path(r->ctx), .path_us = {NAN, NAN}, .mpi_library = lib,
+            .result = r->result.value, .stats = r->result.stats, .deterministic = r->deterministic,
+            .check = r->check, .ranks = recs,
+        };
+        dreduce_combine_costs(r->ctx, &rep.path_us[0], &rep.path_us[1]);
+        if (dr_report_write(&rep, r->out) != 0 || (r->out != stdout && fclose(r->out) != 0)) {
+            dr_error("writing the report to '%s' failed: %s", o->output[0] ? o->output : "stdout", strerror(errno));
+            verdict = DR_ERR_RUNTIME;
+        }
+        fflush(stdout);
+        if (r->any_local_bad) {
+            dr_error("verification failed at level local on at least one rank (named above); the combined result "
+                     "is %s", o->verify && r->check.pass ? "right all the same" : "wrong too");
+            verdict = DR_ERR_VERIFY;
+        } else if (o->verify && !r->check.pass) {
+            dr_error("verification failed at level %s: every rank's partial was right, the combined result is not: "
+                     "%s", o->combine == DR_COMBINE_FLAT ? "global" : "node or global", r->check.detail);
+            verdict = DR_ERR_VERIFY;
+        } else if (!r->deterministic) {
+            dr_error("repetitions of the same reduction gave different results (a race?)");
+            verdict = DR_ERR_VERIFY;
+        }
+        free(recs);
+    }
+    dreduce_watch_begin(r->ctx, "report (the verdict from rank 0)");
+    if (MPI_Bcast(&verdict, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    return (dr_status_t)verdict;
+}
+
+static int gpu_count(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError(); /* no driver / no device: clear the sticky error */
+        return 0;
+    }
+    return n;
+}
+
+static int env_world_rank(void)
+{
+    const char *vars[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; ++i) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return atoi(v);
+    }
+    return 0;
+}
+
+/* One run: the options agreed, then setup, repetitions, verification and report. */
+static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *parse_err, int env_local,
+                       const char *env_source)
+{
+    run_t r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    DR_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &r.rank));
+    DR_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &r.nranks));
+
+    /* The options: the lowest failing rank reports its parse error; everyone exits 2. */
+    int bad = parsed == DR_PARSE_ERROR ? r.rank : 1 << 30, first_bad = 0;
+    DR_MPI_CHECK(MPI_Allreduce(&bad, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first_bad != 1 << 30) {
+        if (r.rank == first_bad) dr_error("%s", parse_err);
+        return DR_ERR_USAGE;
+    }
+    DR_CHECK(check_options_agree(o, r.rank));
+
+    DR_CHECK(setup(&r, env_local, env_source));
+    repeat(&r);
+    verify(&r);
+    const dr_status_t verdict = report(&r);
+    free(r.samples);
+    free_shard(&r.shard);
+    dreduce_destroy(r.ctx);
+    return verdict;
+}
+
+/* MPI_Finalize under the --timeout. When the program finalizes, the run is over and its status known, but
+ * MPI_Finalize can still block (once in CI, an Open MPI 4.1 singleton under ASan printed its usage error and then
+ * did not exit within the test's 60 s; the cause is unknown), and nothing may hang. So an alarm armed around it
+ * writes one warning and exits with the run's status; the message is formatted beforehand, as a signal handler may
+ * only write and _exit. SIGALRM is unblocked for it, in case the launcher started the process with it blocked. */
+static char finalize_msg[192];
+static size_t finalize_msg_len;
+static volatile sig_atomic_t finalize_status;
+
+static void finalize_overdue(int sig)
+{
+    (void)sig;
+    const ssize_t w = write(STDERR_FILENO, finalize_msg, finalize_msg_len);
+    (void)w;
+    _exit(finalize_status);
+}
+
+static void finalize_within(double timeout_s, dr_status_t s)
+{
+    unsigned seconds = 0; /* alarm()'s whole seconds, rounded up; 0: no alarm */
+    if (timeout_s > 0) {
+        seconds = (unsigned)timeout_s;
+        if (seconds < timeout_s) ++seconds;
+        int rank = 0, nranks = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+        char who[32] = "";
+        if (nranks > 1) snprintf(who, sizeof who, "rank %d: ", rank);
+        const int n = snprintf(finalize_msg, sizeof finalize_msg,
+                               "dreduce: warning: %sMPI_Finalize did not return within %u s (--timeout); exiting "
+                               "with the run's status, %d\n", who, seconds, (int)s);
+        finalize_msg_len = n > 0 && (size_t)n < sizeof finalize_msg ? (size_t)n : strlen(finalize_msg);
+        finalize_status = (int)s;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = finalize_overdue;
+        sigemptyset(&sa.sa_mask);
+        sigset_t alrm;
+        sigemptyset(&alrm);
+        sigaddset(&alrm, SIGALRM);
+        if (sigaction(SIGALRM, &sa, NULL) == 0 && sigprocmask(SIG_UNBLOCK, &alrm, NULL) == 0) alarm(seconds);
+    }
+    MPI_Finalize();
+    if (seconds) alarm(0);
+}
+
+int main(int argc, char **argv)
+{
+    dr_options_t opt;
+    char parse_err[512];
+    /* Messages, the library's and ours, name our options (--timeout), not cfg fields. */
+    dreduce_messages_name_options(1);
+    dr_log_use_option_names(1);
+    dr_options_default(&opt);
+    dr_parse_result_t parsed = dr_options_parse(argc, argv, &opt, parse_err, sizeof parse_err);
+    if (parsed == DR_PARSE_HELP || parsed == DR_PARSE_VERSION) {
+        if (env_world_rank() == 0) {
+            if (parsed == DR_PARSE_HELP) {
+                fputs(dr_options_usage(), stdout);
+                printf("\nHDF5 input: %s\n", dreduce_hdf5_description());
+            } else {
+                printf("dreduce %s\n", DR_VERSION);
+            }
+        }
+        return 0;
+    }
+    /* CUDA-aware Open MPI wants the device chosen before MPI_Init: use the launcher's local rank if it gave one
+     * (the same choice is made again, and checked, once MPI's own node split is known). */
+    int ngpus = parsed == DR_PARSE_OK && opt.device != DR_DEVICE_CPU ? gpu_count() : 0;
+    const char *source = NULL;
+    int env_local = dreduce_launcher_local_rank(&source);
+    if (ngpus > 0 && env_local >= 0 && cudaSetDevice(env_local % ngpus) != cudaSuccess) (void)cudaGetLastError();
+
+    /* Open MPI 4.1 built with CUDA registers its shared-memory segments with cuMemHostRegister (smcuda), prints a
+     * one-time notice on stderr where that fails, and makes a device-buffer MPI_Reduce ~20 us slower on H200s
+     * (docs/performance.md). Skip the registration unless the user set the parameter: device buffers still work.
+     * Read by Open MPI's MPI_Init from this process's environment; ignored by other MPIs. */
+    setenv("OMPI_MCA_mpi_common_cuda_register_memory", "0", 0);
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "dreduce: error: MPI_Init failed\n");
+        return DR_ERR_RUNTIME;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    dr_status_t s = run(&opt, parsed, parse_err, env_local, source);
+    finalize_within(opt.timeout, s);
+    return (int)s;
+}

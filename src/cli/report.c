@@ -1,0 +1,517 @@
+#include "report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "timing.h"
+
+static const char *const level_names[DR_LEVEL_COUNT] = {
+    [DR_LEVEL_LOCAL] = "local", [DR_LEVEL_STAGE] = "stage", [DR_LEVEL_NODE] = "node",
+    [DR_LEVEL_GLOBAL] = "global", [DR_LEVEL_BCAST] = "bcast", [DR_LEVEL_TOTAL] = "total",
+    [DR_LEVEL_READ] = "read",   [DR_LEVEL_LOAD] = "load",   [DR_LEVEL_LAUNCH] = "launch",
+    [DR_LEVEL_WAIT] = "wait",
+};
+
+const char *dr_level_name(dr_level_t l) { return l < DR_LEVEL_COUNT ? level_names[l] : "?"; }
+
+/* A row of the per-node table: one level (or kernel pass, or generate) over one node's ranks. */
+typedef struct {
+    char name[24];
+    int ranks;                   /* ranks that took part */
+    double min, median, max;
+    int slowest_rank;
+    double gbs;                  /* local, read, load: the node's bytes over its slowest rank's time; else NaN */
+} level_stats_t;
+
+/* Which value of a record a row is about: a level, kernel pass p (level = -1 - p), or generate (level = -100). */
+static double record_value(const dr_rank_record_t *rec, int which)
+{
+    if (which == -100) return rec->generate_ms;
+    if (which < 0) return -1 - which < rec->passes ? rec->pass_ms[-1 - which] : NAN;
+    return rec->level_ms[which];
+}
+
+static void stats_for(const dr_report_t *r, int node, int which, level_stats_t *s)
+{
+    double *v = calloc((size_t)r->nranks, sizeof *v);
+    int m = 0;
+    s->ranks = 0;
+    s->min = s->median = s->max = s->gbs = NAN;
+    s->slowest_rank = -1;
+    if (!v) return;
+    uint64_t bytes = 0;
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        if (node >= 0 && rec->node != node) continue;
+        bytes += rec->count * dr_dtype_size(r->opt->dtype);
+        double x = record_value(rec, which);
+        if (isnan(x)) continue;
+        v[m++] = x;
+        if (isnan(s->max) || x > s->max) {
+            s->max = x;
+            s->slowest_rank = rec->rank;
+        }
+        if (isnan(s->min) || x < s->min) s->min = x;
+    }
+    s->ranks = m;
+    s->median = dr_median(v, m);
+    const int moves_bytes = which == DR_LEVEL_LOCAL || which == DR_LEVEL_READ || which == DR_LEVEL_LOAD;
+    if (moves_bytes && m > 0 && s->max > 0) s->gbs = (double)bytes / (s->max * 1e6);
+    free(v);
+}
+
+/* The rows of a node's table, in pipeline order; returns how many. */
+static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int max_rows)
+{
+    int n = 0, max_passes = 0;
+    for (int i = 0; i < r->nranks; ++i)
+        if (r->ranks[i].passes > max_passes) max_passes = r->ranks[i].passes;
+    int order[DREDUCE_MAX_PASSES + DR_LEVEL_COUNT + 1], k = 0;
+    order[k++] = -100;
+    order[k++] = DR_LEVEL_READ;
+    order[k++] = DR_LEVEL_LOAD;
+    order[k++] = DR_LEVEL_LOCAL;
+    for (int p = 0; p < max_passes && max_passes > 1; ++p) order[k++] = -1 - p;
+    const int after_local[] = {DR_LEVEL_LAUNCH, DR_LEVEL_STAGE, DR_LEVEL_WAIT,  DR_LEVEL_NODE,
+                               DR_LEVEL_GLOBAL, DR_LEVEL_BCAST, DR_LEVEL_TOTAL};
+    for (size_t i = 0; i < sizeof after_local / sizeof after_local[0]; ++i) order[k++] = after_local[i];
+    for (int j = 0; j < k && n < max_rows; ++j) {
+        level_stats_t *s = &rows[n];
+        stats_for(r, node, order[j], s);
+        if (s->ranks == 0) continue;
+        if (order[j] == -100) snprintf(s->name, sizeof s->name, "generate");
+        else if (order[j] < 0) snprintf(s->name, sizeof s->name, "  pass %d", -order[j]);
+        else snprintf(s->name, sizeof s->name, "%s", dr_level_name((dr_level_t)order[j]));
+        ++n;
+    }
+    return n;
+}
+
+/* ---- the result as text: one value; argmin/argmax "VALUE at INDEX" ("none" for no element); stats field by field
+ * ---- */
+typedef struct {
+    char count[24], sum[48], mean[32], var_pop[32], var_sample[32], m2[32], min[32], max[32];
+} stats_text_t;
+
+static void f64_text(double x, char *buf, size_t len)
+{
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    v.f64 = x;
+    dr_value_format(DR_ACC_F64, &v, buf, len);
+}
+
+static void stats_text(const dr_report_t *r, stats_text_t *t)
+{
+    const dr_stats_result_t *st = &r->stats;
+    snprintf(t->count, sizeof t->count, "%" PRIu64, st->count);
+    if (st->sum_is_int) dr_int128_format(st->sum_int, st->kind == DR_ACC_I64, t->sum, sizeof t->sum);
+    else f64_text(st->sum, t->sum, sizeof t->sum);
+    f64_text(st->mean, t->mean, sizeof t->mean);
+    f64_text(st->var_pop, t->var_pop, sizeof t->var_pop);
+    f64_text(st->var_sample, t->var_sample, sizeof t->var_sample);
+    f64_text(st->m2, t->m2, sizeof t->m2);
+    dr_value_t v;
+    memset(&v, 0, sizeof v);
+    memcpy(&v, &st->min, sizeof st->min);
+    dr_value_format(st->kind, &v, t->min, sizeof t->min);
+    memcpy(&v, &st->max, sizeof st->max);
+    dr_value_format(st->kind, &v, t->max, sizeof t->max);
+}
+
+static int has_index(const dr_report_t *r) { return dr_acc_kind_is_arg(r->acc) && r->result.arg.index != DR_ARG_NONE; }
+
+/* The result's one-line text: the table's (with_index 1: argmin/argmax "VALUE at INDEX"), JSON's result.value and
+ * CSV's result column (with_index 0: the value alone, the index has a field of its own). */
+static void result_text(const dr_report_t *r, int with_index, char *buf, size_t len)
+{
+    if (dr_acc_kind_is_stats(r->acc)) {
+        stats_text_t t;
+        stats_text(r, &t);
+        snprintf(buf, len, "count=%s sum=%s mean=%s var_pop=%s var_sample=%s min=%s max=%s", t.count, t.sum, t.mean,
+                 t.var_pop, t.var_sample, t.min, t.max);
+    } else if (dr_acc_kind_is_arg(r->acc)) {
+        char v[64];
+        dr_value_format(r->acc, &r->result, v, sizeof v);
+        if (!has_index(r)) snprintf(buf, len, "none");
+        else if (with_index) snprintf(buf, len, "%s at %" PRIu64, v, r->result.arg.index);
+        else snprintf(buf, len, "%s", v);
+    } else {
+        dr_value_format(r->acc, &r->result, buf, len);
+    }
+}
+
+static const char *data_name(const dr_options_t *o)
+{
+    return o->input[0] ? "file" : dr_pattern_name(o->gen.pattern);
+}
+
+static const char *node_name_of(const dr_report_t *r, int node)
+{
+    for (int i = 0; i < r->nranks; ++i)
+        if (r->ranks[i].node == node) return r->ranks[i].node_name;
+    return "?";
+}
+
+static double total_ms(const dr_report_t *r) { return r->ranks[0].level_ms[DR_LEVEL_TOTAL]; }
+
+static double aggregate_gbs(const dr_report_t *r)
+{
+    double t = total_ms(r);
+    return t > 0 ? (double)r->n_total * (double)dr_dtype_size(r->opt->dtype) / (t * 1e6) : NAN;
+}
+
+static void format_ms(char *buf, size_t len, double ms)
+{
+    if (isnan(ms)) snprintf(buf, len, "-");
+    else snprintf(buf, len, "%.4f", ms);
+}
+
+static void write_table(const dr_report_t *r, FILE *f)
+{
+    const dr_options_t *o = r->opt;
+    char result[320];
+    result_text(r, 1, result, sizeof result);
+    fprintf(f, "dreduce %s: %s of %s accumulating %s%s, n = %" PRIu64 " (%s scaling), %d rank%s on %d node%s%s\n",
+            DR_VERSION, dr_op_name(o->op), dr_dtype_name(o->dtype), r->acc == DR_ACC_EXACT ? "" : "in ",
+            r->acc == DR_ACC_EXACT ? "exactly (rounded once to float64)" : dr_acc_kind_name(r->acc), r->n_total,
+            o->scaling == DR_SCALING_WEAK ? "weak" : "strong", r->nranks, r->nranks == 1 ? "" : "s", r->nnodes,
+            r->nnodes == 1 ? "" : "s", r->emulated ? " (emulated)" : "");
+    int gpus = 0;
+    for (int i = 0; i < r->nranks; ++i) gpus += r->ranks[i].is_gpu;
+    if (gpus) fprintf(f, "kernel %s, block %d, ", dr_kernel_name(o->kernel), r->ranks[0].block);
+    else fprintf(f, "CPU backend, ");
+    if (o->input[0]) fprintf(f, "%d repetitions after %d warm-up, data from %s\n", o->iters, o->warmup, o->input);
+    else
+        fprintf(f, "%d repetitions after %d warm-up, data %s (seed %" PRIu64 ")\n", o->iters, o->warmup,
+                data_name(o), o->gen.seed);
+    fprintf(f, "backend: %s%s%s | combine: %s, %s | MPI: %s\n",
+            gpus == r->nranks ? "gpu" : gpus == 0 ? "cpu" : "mixed gpu/cpu", gpus ? " " : "",
+            gpus ? r->ranks[0].device_name : "", o->combine == DR_COMBINE_FLAT ? "flat" : "hierarchical",
+            r->path_text, r->mpi_library);
+    fprintf(f, "\n%-24s %-10s %5s %11s %11s %11s %8s %10s\n", "node", "level", "ranks", "min ms", "median ms",
+            "max ms", "slowest", "GB/s");
+    level_stats_t rows[DREDUCE_MAX_PASSES + DR_LEVEL_COUNT + 1];
+    for (int node = 0; node < r->nnodes; ++node) {
+        int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
+        for (int j = 0; j < n; ++j) {
+            char mn[24], md[24], mx[24], gbs[24] = "";
+            format_ms(mn, sizeof mn, rows[j].min);
+            format_ms(md, sizeof md, rows[j].median);
+            format_ms(mx, sizeof mx, rows[j].max);
+            if (!isnan(rows[j].gbs)) snprintf(gbs, sizeof gbs, "%.1f", rows[j].gbs);
+            fprintf(f, "%-24.24s %-10s %5d %11s %11s %11s %8d %10s\n", j == 0 ? node_name_of(r, node) : "",
+                    rows[j].name, rows[j].ranks, mn, md, mx, rows[j].slowest_rank, gbs);
+        }
+    }
+    if (r->nnodes > 1) {
+        fprintf(f, "\nstragglers (slowest rank of each level, all nodes):\n");
+        for (int l = 0; l < DR_LEVEL_COUNT; ++l) {
+            level_stats_t s;
+            stats_for(r, -1, l, &s);
+            if (s.ranks == 0) continue;
+            fprintf(f, "  %-8s rank %d on %s: %.4f ms (median over ranks %.4f ms)\n", dr_level_name((dr_level_t)l),
+                    s.slowest_rank, r->ranks[s.slowest_rank].node_name, s.max, s.median);
+        }
+    }
+    fprintf(f, "\nresult: %s (%s)\n", result, dr_acc_kind_name(dr_acc_result_kind(r->acc)));
+    if (o->verify) fprintf(f, "verification: %s: %s\n", r->check.pass ? "passed" : "FAILED", r->check.detail);
+    else fprintf(f, "verification: off\n");
+    if (!r->deterministic) fprintf(f, "determinism: FAILED: repetitions gave different results\n");
+    fprintf(f, "total: %.4f ms per repetition (median), %.1f GB/s aggregate over %" PRIu64 " elements x %zu B\n",
+            total_ms(r), aggregate_gbs(r), r->n_total, dr_dtype_size(o->dtype));
+}
+
+void dr_report_binding_table(const dr_report_t *r, FILE *f)
+{
+    fprintf(f, "%-5s %-20s %5s %4s %-22s %-13s %4s %-16s %-16s\n", "rank", "host", "local", "gpu", "device",
+            "pci bus id", "numa", "gpu cpuset", "affinity");
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        const dreduce_context_info_t *b = &rec->binding;
+        char gpu[16] = "-", numa[16] = "-";
+        if (rec->is_gpu) snprintf(gpu, sizeof gpu, "%d", b->gpu);
+        if (b->numa_node >= 0) snprintf(numa, sizeof numa, "%d", b->numa_node);
+        fprintf(f, "%-5d %-20.20s %5d %4s %-22.22s %-13s %4s %-16s %-16s\n", rec->rank, rec->host, rec->local_rank,
+                gpu, rec->is_gpu ? rec->device_name : "cpu backend", b->pci_bus_id[0] ? b->pci_bus_id : "-", numa,
+                b->gpu_cpuset[0] ? b->gpu_cpuset : "-", b->affinity[0] ? b->affinity : "-");
+    }
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        if (rec->shared_gpu)
+            fprintf(f, "warning: rank %d shares GPU %s with another rank on %s\n", rec->rank,
+                    rec->binding.pci_bus_id, rec->host);
+        if (rec->binding.affinity_outside_gpu)
+            fprintf(f, "warning: rank %d runs on CPUs %s, outside its GPU's locality %s\n", rec->rank,
+                    rec->binding.affinity, rec->binding.gpu_cpuset);
+        if (rec->binding.note[0]) fprintf(f, "note: rank %d: %s\n", rec->rank, rec->binding.note);
+    }
+    fprintf(f, "\n");
+}
+
+/* ---- JSON ---- */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void json_number(FILE *f, double x)
+{
+    if (isnan(x) || isinf(x)) fprintf(f, "null");
+    else fprintf(f, "%.9g", x);
+}
+
+/* All the digits, for values a reader compares exactly (the reference). */
+static void json_number_exact(FILE *f, double x)
+{
+    if (isnan(x) || isinf(x)) fprintf(f, "null");
+    else fprintf(f, "%.17g", x);
+}
+
+static void json_levels(FILE *f, const dr_report_t *r, int node)
+{
+    level_stats_t rows[DREDUCE_MAX_PASSES + DR_LEVEL_COUNT + 1];
+    int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
+    fprintf(f, "[");
+    for (int j = 0; j < n; ++j) {
+        const char *name = rows[j].name;
+        while (*name == ' ') ++name;
+        fprintf(f, "%s{\"level\": ", j ? ", " : "");
+        json_string(f, name);
+        fprintf(f, ", \"ranks\": %d, \"min_ms\": ", rows[j].ranks);
+        json_number(f, rows[j].min);
+        fprintf(f, ", \"median_ms\": ");
+        json_number(f, rows[j].median);
+        fprintf(f, ", \"max_ms\": ");
+        json_number(f, rows[j].max);
+        fprintf(f, ", \"slowest_rank\": %d, \"gbs\": ", rows[j].slowest_rank);
+        json_number(f, rows[j].gbs);
+        fprintf(f, "}");
+    }
+    fprintf(f, "]");
+}
+
+static void write_json(const dr_report_t *r, FILE *f)
+{
+    const dr_options_t *o = r->opt;
+    char result[320];
+    result_text(r, 0, result, sizeof result);
+    fprintf(f, "{\n  \"schema\": \"dreduce-report\", \"schema_version\": %d, \"version\": \"%s\",\n",
+            DR_REPORT_SCHEMA_VERSION, DR_VERSION);
+    fprintf(f, "  \"config\": {\"n\": %" PRIu64 ", \"n_total\": %" PRIu64 ", \"type\": \"%s\", \"op\": \"%s\", "
+               "\"acc\": \"%s\", \"acc_type\": \"%s\", \"kernel\": \"%s\", \"block\": %d, \"data\": \"%s\", "
+               "\"seed\": %" PRIu64 ", \"iters\": %d, \"warmup\": %d, \"scaling\": \"%s\", \"combine\": \"%s\", "
+               "\"allreduce\": %s, \"ranks\": %d, \"nodes\": %d, \"emulated_nodes\": %s},\n",
+            o->n, r->n_total, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
+            dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel), r->ranks[0].block, data_name(o), o->gen.seed, o->iters,
+            o->warmup, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
+            o->combine == DR_COMBINE_FLAT ? "flat" : "hier", o->allreduce ? "true" : "false", r->nranks, r->nnodes,
+            r->emulated ? "true" : "false");
+    fprintf(f, "  \"input\": ");
+    if (o->input[0]) json_string(f, o->input);
+    else fprintf(f, "null");
+    fprintf(f, ", \"dataset\": ");
+    if (o->dataset[0]) json_string(f, o->dataset);
+    else fprintf(f, "null");
+    fprintf(f, ", \"combine_path\": ");
+    json_string(f, r->path_text);
+    fprintf(f, ", \"combine_measured_us\": ");
+    if (isfinite(r->path_us[0]) && isfinite(r->path_us[1]))
+        fprintf(f, "{\"device\": %.3f, \"mapped\": %.3f}", r->path_us[0], r->path_us[1]);
+    else
+        fprintf(f, "null");
+    fprintf(f, ", \"mpi_library\": ");
+    json_string(f, r->mpi_library);
+    fprintf(f, ",\n  \"result\": {\"value\": ");
+    json_string(f, result);
+    fprintf(f, ", \"type\": \"%s\"", dr_acc_kind_name(dr_acc_result_kind(r->acc)));
+    if (dr_acc_kind_is_arg(r->acc)) { /* the global index of the value */
+        if (has_index(r)) fprintf(f, ", \"index\": %" PRIu64, r->result.arg.index);
+        else fprintf(f, ", \"index\": null");
+    } else if (dr_acc_kind_is_stats(r->acc)) {
+        stats_text_t t;
+        stats_text(r, &t);
+        fprintf(f, ", \"count\": %s, \"sum\": \"%s\", \"mean\": \"%s\", \"var_pop\": \"%s\", \"var_sample\": \"%s\", "
+                   "\"m2\": \"%s\", \"min\": \"%s\", \"max\": \"%s\"",
+                t.count, t.sum, t.mean, t.var_pop, t.var_sample, t.m2, t.min, t.max);
+    }
+    fprintf(f, "},\n");
+    fprintf(f, "  \"verification\": {\"enabled\": %s", o->verify ? "true" : "false");
+    if (o->verify) {
+        fprintf(f, ", \"pass\": %s, \"exact\": %s, \"expected\": ", r->check.pass ? "true" : "false",
+                r->check.exact ? "true" : "false");
+        json_number_exact(f, r->check.expected);
+        fprintf(f, ", \"error\": ");
+        json_number(f, r->check.error);
+        fprintf(f, ", \"bound\": ");
+        json_number(f, r->check.bound);
+        fprintf(f, ", \"detail\": ");
+        json_string(f, r->check.detail);
+    }
+    fprintf(f, ", \"deterministic\": %s},\n", r->deterministic ? "true" : "false");
+    fprintf(f, "  \"total_ms\": ");
+    json_number(f, total_ms(r));
+    fprintf(f, ", \"aggregate_gbs\": ");
+    json_number(f, aggregate_gbs(r));
+    fprintf(f, ",\n  \"nodes\": [\n");
+    for (int node = 0; node < r->nnodes; ++node) {
+        fprintf(f, "    {\"node\": %d, \"name\": ", node);
+        json_string(f, node_name_of(r, node));
+        fprintf(f, ", \"levels\": ");
+        json_levels(f, r, node);
+        fprintf(f, "}%s\n", node + 1 < r->nnodes ? "," : "");
+    }
+    fprintf(f, "  ],\n  \"ranks\": [\n");
+    for (int i = 0; i < r->nranks; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        const dreduce_context_info_t *b = &rec->binding;
+        fprintf(f, "    {\"rank\": %d, \"node\": %d, \"host\": ", rec->rank, rec->node);
+        json_string(f, rec->host);
+        fprintf(f, ", \"local_rank\": %d, \"backend\": \"%s\", \"device\": ", rec->local_rank,
+                rec->is_gpu ? "gpu" : "cpu");
+        json_string(f, rec->is_gpu ? rec->device_name : "cpu");
+        fprintf(f, ", \"gpu\": %d, \"pci_bus_id\": ", rec->is_gpu ? b->gpu : -1);
+        json_string(f, b->pci_bus_id);
+        fprintf(f, ", \"numa_node\": %d, \"gpu_cpuset\": ", b->numa_node);
+        json_string(f, b->gpu_cpuset);
+        fprintf(f, ", \"affinity\": ");
+        json_string(f, b->affinity);
+        fprintf(f, ", \"bound_cpu\": %s, \"bound_mem\": %s, \"shared_gpu\": %s, \"affinity_outside_gpu\": %s, "
+                   "\"binding_note\": ",
+                b->bound_cpu ? "true" : "false", b->bound_mem ? "true" : "false", rec->shared_gpu ? "true" : "false",
+                b->affinity_outside_gpu ? "true" : "false");
+        json_string(f, b->note);
+        fprintf(f, ",\n     \"first\": %" PRIu64 ", \"count\": %" PRIu64 ", \"generate_ms\": ", rec->first,
+                rec->count);
+        json_number(f, rec->generate_ms);
+        fprintf(f, ", \"pass_ms\": [");
+        for (int p = 0; p < rec->passes; ++p) {
+            fprintf(f, "%s", p ? ", " : "");
+            json_number(f, rec->pass_ms[p]);
+        }
+        fprintf(f, "], \"levels_ms\": {");
+        for (int l = 0; l < DR_LEVEL_COUNT; ++l) {
+            fprintf(f, "%s\"%s\": ", l ? ", " : "", dr_level_name((dr_level_t)l));
+            json_number(f, rec->level_ms[l]);
+        }
+        fprintf(f, "}}%s\n", i + 1 < r->nranks ? "," : "");
+    }
+    fprintf(f, "  ]\n}\n");
+}
+
+/* ---- CSV: one row per node and level ---- */
+static void write_csv(const dr_report_t *r, FILE *f, int header)
+{
+    const dr_options_t *o = r->opt;
+    char result[320], extra[320] = ",,,,,,,"; /* index,count,sum,mean,var_pop,var_sample,min,max */
+    result_text(r, 0, result, sizeof result);
+    if (dr_acc_kind_is_arg(r->acc) && has_index(r)) {
+        snprintf(extra, sizeof extra, "%" PRIu64 ",,,,,,,", r->result.arg.index);
+    } else if (dr_acc_kind_is_stats(r->acc)) {
+        stats_text_t t;
+        stats_text(r, &t);
+        snprintf(extra, sizeof extra, ",%s,%s,%s,%s,%s,%s,%s", t.count, t.sum, t.mean, t.var_pop, t.var_sample, t.min,
+                 t.max);
+    }
+    if (header)
+        fprintf(f, "schema_version,node,node_name,emulated,level,ranks,min_ms,median_ms,max_ms,slowest_rank,gbs,"
+                   "n_total,type,op,acc_type,kernel,block,nranks,nnodes,scaling,combine,path,total_ms,aggregate_gbs,"
+                   "result,verified,index,count,sum,mean,var_pop,var_sample,min,max\n");
+    level_stats_t rows[DREDUCE_MAX_PASSES + DR_LEVEL_COUNT + 1];
+    for (int node = 0; node < r->nnodes; ++node) {
+        int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
+        for (int j = 0; j < n; ++j) {
+            const char *name = rows[j].name;
+            while (*name == ' ') ++name;
+            fprintf(f, "%d,%d,%s,%d,%s,%d,%.6f,%.6f,%.6f,%d,%.3f,%" PRIu64 ",%s,%s,%s,%s,%d,%d,%d,%s,%s,\"%s\",%.6f,%.3f,"
+                       "%s,%s,%s\n",
+                    DR_REPORT_SCHEMA_VERSION, node, node_name_of(r, node), r->emulated, name, rows[j].ranks,
+                    rows[j].min, rows[j].median, rows[j].max, rows[j].slowest_rank, rows[j].gbs, r->n_total,
+                    dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel),
+                    r->ranks[0].block, r->nranks, r->nnodes, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
+                    o->combine == DR_COMBINE_FLAT ? "flat" : "hier", r->path_text, total_ms(r), aggregate_gbs(r),
+                    result, !o->verify ? "off" : r->check.pass ? "pass" : "fail", extra);
+        }
+    }
+}
+
+int dr_report_write(const dr_report_t *r, FILE *f)
+{
+    switch (r->opt->format) {
+    case DR_FORMAT_JSON: write_json(r, f); break;
+    case DR_FORMAT_CSV: {
+        long pos = ftell(f); /* appending to an existing CSV file: no second header */
+        write_csv(r, f, pos <= 0);
+        break;
+    }
+    default:
+        dr_report_binding_table(r, f);
+        write_table(r, f);
+        break;
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+typedef struct {
+    const char *host;
+    const char *bus; /* "" when the bus id is unknown */
+    int gpu;
+    int rank;
+} shared_key_t;
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const shared_key_t *a = pa, *b = pb;
+    int c = strncmp(a->host, b->host, 64);
+    if (c)
+        return c;
+    c = strncmp(a->bus, b->bus, sizeof ((dreduce_context_info_t *)0)->pci_bus_id);
+    if (c)
+        return c;
+    return (a->gpu > b->gpu) - (a->gpu < b->gpu);
+}
+
+void dr_report_mark_shared(const dreduce_context_info_t *b, int nranks, int *shared)
+{
+    if (!shared || nranks <= 0)
+        return;
+    memset(shared, 0, (size_t)nranks * sizeof *shared);
+    if (!b)
+        return;
+    shared_key_t *k = malloc((size_t)nranks * sizeof *k);
+    int n = 0;
+    for (int i = 0; i < nranks; i++) {
+        if (b[i].gpu < 0 && b[i].pci_bus_id[0] == '\0')
+            continue; /* CPU backend */
+        shared_key_t key = {b[i].host, b[i].pci_bus_id, b[i].pci_bus_id[0] ? 0 : b[i].gpu, i};
+        if (k) {
+            k[n++] = key;
+            continue;
+        }
+        for (int j = 0; j < i; j++) { /* no memory for the sort: compare pairwise */
+            if (b[j].gpu < 0 && b[j].pci_bus_id[0] == '\0')
+                continue;
+            shared_key_t other = {b[j].host, b[j].pci_bus_id, b[j].pci_bus_id[0] ? 0 : b[j].gpu, j};
+            if (cmp_key(&key, &other) == 0)
+                shared[i] = shared[j] = 1;
+        }
+    }
+    if (!k)
+        return;
+    /* Sorting groups equal (host, GPU) keys so a table of many ranks is not compared pairwise. */
+    qsort(k, (size_t)n, sizeof *k, cmp_key);
+    for (int i = 1; i < n; i++)
+        if (cmp_key(&k[i - 1], &k[i]) == 0)
+            shared[k[i - 1].rank] = shared[k[i].rank] = 1;
+    free(k);
+}

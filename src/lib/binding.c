@@ -1,0 +1,379 @@
+/* Rank placement next to its GPU: see binding.h. */
+#include "binding.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "status.h"
+#ifdef HWLOC_HAVE_32BITS_PCI_DOMAIN
+#define DR_PCI_DOMAIN_MAX 0xffffffffu
+#else
+#define DR_PCI_DOMAIN_MAX 0xffffu /* hwloc's default ABI stores 16-bit domains (and truncates wider ones) */
+#endif
+
+#if defined(__GNUC__)
+#define DR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define DR_PRINTF(f, a)
+#endif
+
+static void set_msg(char *dst, size_t n, const char *fmt, ...) DR_PRINTF(3, 4);
+static void set_msg(char *dst, size_t n, const char *fmt, ...)
+{
+    if (!dst || n == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(dst, n, fmt, ap) < 0)
+        dst[0] = '\0';
+    va_end(ap);
+}
+
+/* Append one reason to b->note, "; "-separated; a note that does not fit is cut. */
+static void note_add(dr_binding_t *b, const char *fmt, ...) DR_PRINTF(2, 3);
+static void note_add(dr_binding_t *b, const char *fmt, ...)
+{
+    size_t used = strlen(b->note);
+    if (used > 0) {
+        if (used + 3 >= sizeof b->note)
+            return;
+        memcpy(b->note + used, "; ", 3);
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    if (vsnprintf(b->note + used, sizeof b->note - used, fmt, ap) < 0)
+        b->note[used] = '\0';
+    va_end(ap);
+}
+
+/* A non-empty string of decimal digits that fits an int; no sign, no spaces. */
+static int parse_rank(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    long v = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        v = v * 10 + (*p - '0');
+        if (v > INT_MAX)
+            return -1;
+    }
+    return (int)v;
+}
+
+int dr_binding_env_local_rank(const char **source)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
+                                       "PMI_LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        int r = parse_rank(getenv(vars[i]));
+        if (r >= 0) {
+            if (source)
+                *source = vars[i];
+            return r;
+        }
+    }
+    if (source)
+        *source = NULL;
+    return -1;
+}
+
+const char *dr_binding_env_xml(void)
+{
+    const char *p = getenv("DREDUCE_HWLOC_XML");
+    return (p && *p) ? p : NULL;
+}
+
+int dr_binding_choose_gpu(int local_rank, int local_size, int ngpus, int one_gpu_per_task, int allow_share, char *err,
+                          size_t errlen)
+{
+    set_msg(err, errlen, "%s", "");
+    if (local_size < 1 || local_rank < 0 || local_rank >= local_size) {
+        set_msg(err, errlen, "invalid local rank %d of %d ranks on this node", local_rank, local_size);
+        return -1;
+    }
+    if (ngpus < 1) {
+        set_msg(err, errlen,
+                "no GPU visible to local rank %d (check CUDA_VISIBLE_DEVICES and the launcher's GPU options)",
+                local_rank);
+        return -1;
+    }
+    if (one_gpu_per_task)
+        return 0;
+    if (local_size > ngpus && !allow_share) {
+        set_msg(err, errlen,
+                "%d ranks on this node but only %d GPU%s visible: use %s to put several ranks on one GPU, or "
+                "launch fewer ranks",
+                local_size, ngpus, ngpus == 1 ? "" : "s", DR_NAME("cfg.share_gpus = 1", "--share-gpus"));
+        return -1;
+    }
+    return local_rank % ngpus;
+}
+
+/* Up to maxdigits hex digits at *p (at least one); advances *p. */
+static int parse_hex(const char **p, int maxdigits, unsigned long *out)
+{
+    unsigned long v = 0;
+    int n = 0;
+    for (;;) {
+        char c = **p;
+        int d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if (c >= 'a' && c <= 'f')
+            d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            d = c - 'A' + 10;
+        else
+            break;
+        if (++n > maxdigits)
+            return -1;
+        v = v * 16 + (unsigned long)d;
+        (*p)++;
+    }
+    if (n == 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_busid(const char *in, unsigned long *dom, unsigned long *bus, unsigned long *dev, unsigned long *fn)
+{
+    if (!in)
+        return -1;
+    const char *p = in;
+    unsigned long a, b;
+    if (parse_hex(&p, 8, &a) < 0 || *p++ != ':' || parse_hex(&p, 8, &b) < 0)
+        return -1;
+    if (*p == ':') { /* domain:bus:dev.fn */
+        p++;
+        *dom = a;
+        *bus = b;
+        if (parse_hex(&p, 2, dev) < 0)
+            return -1;
+    } else { /* bus:dev.fn */
+        *dom = 0;
+        *bus = a;
+        *dev = b;
+    }
+    if (*p++ != '.' || parse_hex(&p, 1, fn) < 0 || *p != '\0')
+        return -1;
+    if (*bus > 0xff || *dev > 0x1f || *fn > 7)
+        return -1;
+    return 0;
+}
+
+int dr_binding_busid_normalize(const char *in, char *out, size_t outlen)
+{
+    unsigned long dom, bus, dev, fn;
+    if (!out || outlen == 0)
+        return -1;
+    out[0] = '\0';
+    if (parse_busid(in, &dom, &bus, &dev, &fn) < 0)
+        return -1;
+    int n = snprintf(out, outlen, "%04lx:%02lx:%02lx.%lx", dom, bus, dev, fn);
+    if (n < 0 || (size_t)n >= outlen) {
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+int dr_binding_format_set(char *dst, size_t dstlen, hwloc_const_bitmap_t set)
+{
+    if (!dst || dstlen == 0)
+        return -1;
+    dst[0] = '\0';
+    if (!set)
+        return -1;
+    int n = hwloc_bitmap_list_snprintf(dst, dstlen, set);
+    if (n >= 0 && (size_t)n < dstlen)
+        return 0;
+    /* Interleaved numberings (socket 0 = even CPUs) make long lists; the mask is bounded by the CPU count. */
+    n = hwloc_bitmap_snprintf(dst, dstlen, set);
+    if (n < 0) {
+        dst[0] = '\0';
+        return -1;
+    }
+    if ((size_t)n < dstlen)
+        return 1;
+    if (dstlen >= 4)
+        memcpy(dst + dstlen - 4, "...", 4);
+    return 2;
+}
+
+int dr_binding_topology_load(hwloc_topology_t *topo, const char *xml_path, char *err, size_t errlen)
+{
+    set_msg(err, errlen, "%s", "");
+    if (!topo) {
+        set_msg(err, errlen, "no topology handle given");
+        return -1;
+    }
+    *topo = NULL;
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) < 0) {
+        set_msg(err, errlen, "hwloc_topology_init failed: %s", strerror(errno));
+        return -1;
+    }
+    if (xml_path && hwloc_topology_set_xml(t, xml_path) < 0) {
+        set_msg(err, errlen, "cannot read hwloc XML topology '%s': %s", xml_path, strerror(errno));
+        goto fail;
+    }
+    if (hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT) < 0) {
+        set_msg(err, errlen, "hwloc cannot keep PCI devices in the topology: %s", strerror(errno));
+        goto fail;
+    }
+    /* Caches only cost discovery time here; if they cannot be filtered out they are merely kept. */
+    (void)hwloc_topology_set_cache_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    (void)hwloc_topology_set_icache_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    if (hwloc_topology_load(t) < 0) {
+        if (xml_path)
+            set_msg(err, errlen, "cannot load hwloc XML topology '%s': %s", xml_path, strerror(errno));
+        else
+            set_msg(err, errlen, "hwloc cannot discover this machine's topology: %s", strerror(errno));
+        goto fail;
+    }
+    *topo = t;
+    return 0;
+fail:
+    hwloc_topology_destroy(t);
+    return -1;
+}
+
+void dr_binding_init(dr_binding_t *b)
+{
+    if (!b)
+        return;
+    memset(b, 0, sizeof *b);
+    b->gpu_index = -1;
+    b->numa_node = -1;
+}
+
+/* Fill b's GPU locality fields from the PCI device; gpu/nodeset get the GPU's cpuset and its NUMA nodes.
+ * Returns 1 when the GPU was found (its cpuset may still be empty), 0 otherwise (noted). */
+static int locate_gpu(hwloc_topology_t topo, const char *pci_bus_id, dr_binding_t *b, hwloc_bitmap_t gpu,
+                      hwloc_bitmap_t nodeset)
+{
+    unsigned long dom, bus, dev, fn;
+    if (parse_busid(pci_bus_id, &dom, &bus, &dev, &fn) < 0) {
+        size_t i;
+        for (i = 0; pci_bus_id[i] && i + 1 < sizeof b->pci_bus_id; i++)
+            b->pci_bus_id[i] = (char)((pci_bus_id[i] >= 'A' && pci_bus_id[i] <= 'Z') ? pci_bus_id[i] - 'A' + 'a'
+                                                                                       : pci_bus_id[i]);
+        b->pci_bus_id[i] = '\0';
+        note_add(b, "cannot parse PCI bus id '%s': CPU and memory binding left as is", b->pci_bus_id);
+        return 0;
+    }
+    if (dr_binding_busid_normalize(pci_bus_id, b->pci_bus_id, sizeof b->pci_bus_id) < 0)
+        b->pci_bus_id[0] = '\0'; /* cannot happen: it parsed and fits */
+    if (dom > DR_PCI_DOMAIN_MAX) {
+        note_add(b, "PCI domain of GPU %s is wider than this hwloc build supports: CPU and memory binding left as is",
+                 b->pci_bus_id);
+        return 0;
+    }
+    hwloc_obj_t pci = hwloc_get_pcidev_by_busid(topo, (unsigned)dom, (unsigned)bus, (unsigned)dev, (unsigned)fn);
+    if (!pci) {
+        note_add(b, "GPU %s not found in the topology: CPU and memory binding left as is", b->pci_bus_id);
+        return 0;
+    }
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, pci);
+    if (!anc || !anc->cpuset || !anc->nodeset) {
+        note_add(b, "GPU %s has no CPU locality in the topology: CPU and memory binding left as is", b->pci_bus_id);
+        return 0;
+    }
+    if (hwloc_bitmap_and(gpu, anc->cpuset, hwloc_topology_get_allowed_cpuset(topo)) < 0 ||
+        hwloc_bitmap_copy(nodeset, anc->nodeset) < 0) {
+        note_add(b, "out of memory reading the locality of GPU %s", b->pci_bus_id);
+        return 0;
+    }
+    if (hwloc_bitmap_iszero(gpu))
+        note_add(b, "none of the CPUs near GPU %s are available to this process: CPU binding left as is",
+                 b->pci_bus_id);
+    else
+        (void)dr_binding_format_set(b->gpu_cpuset, sizeof b->gpu_cpuset, gpu);
+
+    int total = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+    int local = hwloc_bitmap_weight(nodeset);
+    if (total <= 1) {
+        note_add(b, "no NUMA information in topology (a single NUMA node): memory not bound");
+    } else if (local == 1) {
+        b->numa_node = hwloc_bitmap_first(nodeset);
+    } else if (anc == hwloc_get_root_obj(topo)) {
+        note_add(b, "GPU %s has no locality finer than the whole machine: memory not bound", b->pci_bus_id);
+    } else {
+        char list[64];
+        (void)dr_binding_format_set(list, sizeof list, nodeset);
+        note_add(b, "GPU %s is near %d NUMA nodes (%s): memory not bound", b->pci_bus_id, local, list);
+    }
+    return 1;
+}
+
+int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus_id, dr_bind_mode_t mode,
+                     dr_binding_t *b)
+{
+    if (!topo || !b || (mode != DR_BIND_AUTO && mode != DR_BIND_NONE))
+        return -1;
+    int gpu_index = b->gpu_index;
+    dr_binding_init(b);
+    b->gpu_index = gpu_index;
+    b->dry_run = !this_system;
+    if (this_system && !hwloc_topology_is_thissystem(topo)) {
+        b->dry_run = 1;
+        note_add(b, "topology is not flagged as this machine (XML without HWLOC_THISSYSTEM=1): nothing bound");
+    }
+
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc(), gpu = hwloc_bitmap_alloc(), nodeset = hwloc_bitmap_alloc();
+    if (!cur || !gpu || !nodeset) {
+        note_add(b, "out of memory: nothing bound");
+        goto done;
+    }
+    int have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
+    if (!have_cur)
+        note_add(b, "cannot read the CPU binding: %s", strerror(errno));
+
+    int found = pci_bus_id && *pci_bus_id && locate_gpu(topo, pci_bus_id, b, gpu, nodeset);
+
+    int inside = have_cur && hwloc_bitmap_isincluded(cur, gpu); /* the launcher's binding, if narrower, is kept */
+    if (found && mode == DR_BIND_AUTO && !hwloc_bitmap_iszero(gpu) && !inside) {
+        if (b->dry_run) {
+            b->bound_cpu = 1;
+        } else if (hwloc_set_cpubind(topo, gpu, HWLOC_CPUBIND_PROCESS) == 0) {
+            b->bound_cpu = 1;
+        } else {
+            note_add(b, "binding CPUs to %s failed (%s): left as is", b->gpu_cpuset, strerror(errno));
+        }
+    }
+    if (found && mode == DR_BIND_AUTO && b->numa_node >= 0) {
+        if (b->dry_run) {
+            b->bound_mem = 1;
+        } else if (hwloc_set_membind(topo, nodeset, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET) == 0) {
+            b->bound_mem = 1;
+        } else {
+            note_add(b, "binding memory to NUMA node %d failed (%s): left as is", b->numa_node, strerror(errno));
+        }
+    }
+
+    if (!b->dry_run) {
+        have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
+        if (!have_cur)
+            note_add(b, "cannot read the CPU binding back: %s", strerror(errno));
+    } else if (b->bound_cpu) {
+        have_cur = hwloc_bitmap_copy(cur, gpu) == 0;
+    }
+    if (have_cur) {
+        (void)dr_binding_format_set(b->affinity, sizeof b->affinity, cur);
+        b->affinity_outside_gpu = found && !hwloc_bitmap_isincluded(cur, gpu);
+    }
+
+done:
+    hwloc_bitmap_free(cur);
+    hwloc_bitmap_free(gpu);
+    hwloc_bitmap_free(nodeset);
+    return 0;
+}

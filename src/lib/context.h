@@ -1,0 +1,46 @@
+/* What a libdreduce context holds (include/dreduce.h). Internal to the library: its users, the dreduce program
+ * among them, see only the opaque type (dreduce_context_info gives the layout for reports). */
+#ifndef DREDUCE_CONTEXT_H
+#define DREDUCE_CONTEXT_H
+
+#include "binding.h"
+#include "chunks.h"
+#include "combine.h"
+#include "dreduce.h"
+#include "gpu_backend.h"
+#include "input.h"
+#include "topology.h"
+#include "watchdog.h"
+
+struct dreduce_context {
+    dreduce_config_t cfg;
+    dr_topology_t topo;   /* the communicator (our dup) and its node/leaders split */
+    dr_binding_t binding; /* GPU, CPUs and memory of this rank */
+    int is_gpu;
+    dr_gpu_t gpu;
+    int threads;          /* CPU backend threads */
+    dr_watchdog_t *wd;    /* this context's watchdog (cfg.timeout), armed only inside its calls */
+    dr_path_t path;       /* GPU: how partials reach MPI, chosen once at create (staging auto measures) */
+    char path_text[192];
+    double path_us[2];    /* staging auto on a CUDA-aware MPI: measured device-buffer and mapped costs (us), else NaN */
+    int blocking;         /* the combine's collectives stay blocking under a timeout (device buffers); alike on every rank */
+    uint64_t calls;       /* combines so far (alike on every rank): every DR_SYNC_EVERY-th is an allreduce (dreduce.c) */
+    dr_combine_t comb;    /* set up for (comb_acc, comb_op); comb_ready when valid */
+    int comb_ready;
+    dr_record_t fail_rec[3]; /* host records for a call this rank failed locally: it still joins the combine */
+    dr_chunks_t chunks;   /* host arrays and files, in chunks */
+    dr_partial_t partial; /* CPU backend: this rank's partial of the last reduction */
+    int have_partial;
+    dreduce_timings_t timings;
+    int have_first;         /* dreduce_prepare of an argmin/argmax found where this rank's part starts: */
+    uint64_t first_count;   /* for parts of this many elements, */
+    uint64_t first_index;   /* at this global index (the counts of the lower ranks summed) */
+};
+
+/* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */
+dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase);
+
+/* The reader's description of a file of the API (what dreduce_reduce_file opens). */
+void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_acc_mode_t acc_mode, dr_input_spec_t *spec);
+
+#endif

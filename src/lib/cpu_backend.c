@@ -1,0 +1,516 @@
+#include "cpu_backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "accum.h"
+#include "table.h"
+#include "parallel.h"
+
+/* Input element types and their widening, by table token. */
+typedef int32_t dr_in_INT32;
+typedef int64_t dr_in_INT64;
+typedef uint32_t dr_in_UINT32;
+typedef uint64_t dr_in_UINT64;
+typedef float dr_in_FLOAT32;
+typedef double dr_in_FLOAT64;
+typedef uint16_t dr_in_FLOAT16;
+typedef uint16_t dr_in_BFLOAT16;
+typedef int8_t dr_in_INT8;
+typedef uint8_t dr_in_UINT8;
+typedef int16_t dr_in_INT16;
+typedef uint16_t dr_in_UINT16;
+#define DR_WIDEN_INT32(x) (x)
+#define DR_WIDEN_INT64(x) (x)
+#define DR_WIDEN_UINT32(x) (x)
+#define DR_WIDEN_UINT64(x) (x)
+#define DR_WIDEN_FLOAT32(x) (x)
+#define DR_WIDEN_FLOAT64(x) (x)
+#define DR_WIDEN_FLOAT16(x) dr_f16_to_f32(x)
+#define DR_WIDEN_BFLOAT16(x) dr_bf16_to_f32(x)
+#define DR_WIDEN_INT8(x) (x)
+#define DR_WIDEN_UINT8(x) (x)
+#define DR_WIDEN_INT16(x) (x)
+#define DR_WIDEN_UINT16(x) (x)
+typedef int32_t dr_acc_I32;
+typedef uint32_t dr_acc_U32;
+typedef int64_t dr_acc_I64;
+typedef uint64_t dr_acc_U64;
+typedef float dr_acc_F32;
+typedef double dr_acc_F64;
+
+/* A slice: elements begin..end-1 of in into *out; base is the global index of in[0] (argmin/argmax report base + the
+ * element's position in in; the other slices ignore it). */
+typedef void (*slice_fn)(const void *in, size_t begin, size_t end, uint64_t base, dr_partial_t *out);
+
+/* One slice loop per table row, at memory speed: DR_CPU_LANES independent accumulators (lane j takes the slice's
+ * elements begin + j, begin + j + DR_CPU_LANES, ...), so the loop is not one chain of dependent adds, multiplies or
+ * compares per thread but DR_CPU_LANES of them, and the fixed-width inner loop vectorizes (SLP). The lanes are then
+ * folded as a tree (lane j with lane j + half, half = 4, 2, 1). Same slice, same order: deterministic for a given
+ * thread count. Rounding depth of a slice of m elements: ceil(m / DR_CPU_LANES) + log2(DR_CPU_LANES). */
+#define DR_CPU_LANES 8
+#define DR_CPU_LANES_LOG2 3
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, uint64_t base,            \
+                                          dr_partial_t *out)                                                   \
+    {                                                                                                          \
+        (void)base;                                                                                            \
+        const dr_in_##DT *p = in;                                                                              \
+        dr_value_t id;                                                                                         \
+        dr_acc_identity(DR_ACC_##ACC, DR_##OP, &id);                                                           \
+        dr_acc_##ACC a[DR_CPU_LANES];                                                                          \
+        for (int j = 0; j < DR_CPU_LANES; ++j) memcpy(&a[j], &id, sizeof a[j]);                                \
+        size_t i = begin;                                                                                      \
+        for (; end - i >= DR_CPU_LANES; i += DR_CPU_LANES)                                                     \
+            for (int j = 0; j < DR_CPU_LANES; ++j)                                                             \
+                a[j] = dr_##op##_##acc(a[j], (dr_acc_##ACC)DR_WIDEN_##DT(p[i + j]));                           \
+        for (int j = 0; i < end; ++i, ++j) a[j] = dr_##op##_##acc(a[j], (dr_acc_##ACC)DR_WIDEN_##DT(p[i]));    \
+        for (int half = DR_CPU_LANES / 2; half > 0; half /= 2)                                                 \
+            for (int j = 0; j < half; ++j) a[j] = dr_##op##_##acc(a[j], a[j + half]);                          \
+        memset(out, 0, sizeof out->value);                                                                     \
+        memcpy(&out->value, &a[0], sizeof a[0]);                                                               \
+    }
+DR_REDUCTION_TABLE
+#undef X
+
+/* Exact sums, by binade. An element of sign s, biased exponent e and significand m (the implicit one included; a
+ * subnormal has e = 0, and its unit is binade 1's) is (-1)^s m 2^(max(e, 1) - bias - frac): so the slice adds m into
+ * an int64 bin indexed by its sign and exponent bits together (the bits shifted right by the fraction's width), and
+ * the bins go into the dr_exact_t (dr_exact_add_scaled), each binade's positive bin less its negative one, once per
+ * DR_EXACT_ADDS elements. An element costs a few integer operations and an add to a bin in the L1 cache, where
+ * splitting each into the dr_exact_t's digits waited, every element, on the store of the one before to the same
+ * word. Element i goes into bin set i mod lanes, so that neighbours of one binade are not one
+ * chain of stores. float64's 53-bit significand is split into a high part of 27 bits and a low one of 26, each with
+ * its bins, so a bin stays below 2^(27 + 30) over 2^30 elements (the float32 family's below 2^(24 + 30)). Infinities
+ * and NaNs (every exponent bit set) take the implicit one too, so their bins are nonzero exactly when a chunk had
+ * any, and the chunk is then scanned again for their flags. Any order gives the same integer, so the same bits as
+ * adding each element to the dr_exact_t. */
+#define DR_BITS_FLOAT32(p, i) dr_f32_to_bits(((const float *)(p))[i])
+#define DR_BITS_FLOAT64(p, i) dr_f64_to_bits(((const double *)(p))[i])
+#define DR_BITS_FLOAT16(p, i) ((uint32_t)((const uint16_t *)(p))[i])
+#define DR_BITS_BFLOAT16(p, i) ((uint32_t)((const uint16_t *)(p))[i])
+/* One element, its bits b, into bin set l. */
+#define DR_EXACT_BIN_ADD(b, l)                                                                                 \
+    do {                                                                                                       \
+        const unsigned idx = (unsigned)((b) >> kFB);                                                           \
+        const bits_t m = ((b) & kFrac) | (bits_t)((idx & kInf) != 0) << kFB;                                   \
+        nonneg0 |= (b) ^ kSign;                                                                                \
+        if (kSplit) {                                                                                          \
+            lo_bins[l][idx] += (int64_t)(m & kLowMask);                                                        \
+            hi_bins[l][kSplit ? idx : 0] += (int64_t)(m >> kSplit);                                            \
+        } else {                                                                                               \
+            lo_bins[l][idx] += (int64_t)m;                                                                     \
+        }                                                                                                      \
+    } while (0)
+/* DT: the table token; UT: its bits' type; EB, FB: exponent and fraction bits; P0: 1074 - bias - FB, binade 1's
+ * unit in units of 2^-1074; SPLIT: where float64's significand is split (0: not split); LANES: bin sets. */
+#define DR_EXACT_BIN_SLICE(DT, UT, EB, FB, P0, SPLIT, LANES)                                                  \
+    static void slice_##DT##_SUM_EXACT(const void *in, size_t begin, size_t end, uint64_t base,               \
+                                       dr_partial_t *out)                                                      \
+    {                                                                                                          \
+        (void)base;                                                                                            \
+        typedef UT bits_t;                                                                                     \
+        enum { kFB = FB, kBinades = 1 << EB, kInf = kBinades - 1, kSplit = SPLIT, kLanes = LANES };            \
+        enum { kHi = SPLIT ? 2 * kBinades : 1 };                                                               \
+        const UT kFrac = ((UT)1 << FB) - 1, kSign = (UT)1 << (EB + FB), kLowMask = ((UT)1 << SPLIT) - 1;       \
+        int64_t lo_bins[kLanes][2 * kBinades], hi_bins[kLanes][kHi]; /* [sign and exponent] */                \
+        dr_exact_t *a = &out->exact;                                                                           \
+        dr_exact_zero(a);                                                                                      \
+        for (size_t i = begin; i < end;) {                                                                     \
+            const size_t first = i, stop = end - i > DR_EXACT_ADDS ? i + DR_EXACT_ADDS : end;                  \
+            memset(lo_bins, 0, sizeof lo_bins);                                                                \
+            memset(hi_bins, 0, sizeof hi_bins);                                                                \
+            UT nonneg0 = 0;                                                                                    \
+            for (; stop - i >= kLanes; i += kLanes)                                                            \
+                for (int l = 0; l < kLanes; ++l) {                                                             \
+                    const UT b = DR_BITS_##DT(in, i + (size_t)l);                                              \
+                    DR_EXACT_BIN_ADD(b, l);                                                                    \
+                }                                                                                              \
+            for (int l = 0; i < stop; ++i, ++l) {                                                              \
+                const UT b = DR_BITS_##DT(in, i);                                                              \
+                DR_EXACT_BIN_ADD(b, l);                                                                        \
+            }                                                                                                  \
+            int64_t special = 0;                                                                               \
+            for (unsigned e = 0; e <= kInf; ++e) {                                                             \
+                int64_t lo = 0, hi = 0;                                                                        \
+                for (int l = 0; l < kLanes; ++l) {                                                             \
+                    lo += lo_bins[l][e] - lo_bins[l][e + kBinades];                                            \
+                    if (kSplit) hi += hi_bins[l][kSplit ? e : 0] - hi_bins[l][kSplit ? e + kBinades : 0];      \
+                    if (e == kInf) /* float64's implicit one is in its high part */                            \
+                        special |= lo_bins[l][e] | lo_bins[l][e + kBinades] |                                  \
+                                   (kSplit ? hi_bins[l][kSplit ? e : 0] | hi_bins[l][kSplit ? e + kBinades : 0] : 0); \
+                }                                                                                              \
+                if (e == kInf) break;                                                                          \
+                const int p = (int)(e ? e : 1) + P0;                                                           \
+                if (lo) dr_exact_add_scaled(a, lo, p);                                                         \
+                if (hi) dr_exact_add_scaled(a, hi, p + kSplit);                                                \
+            }                                                                                                  \
+            a->flags |= DR_EXACT_TERM | (nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u);                                \
+            if (special)                                                                                       \
+                for (size_t j = first; j < stop; ++j) {                                                        \
+                    const UT b = DR_BITS_##DT(in, j);                                                          \
+                    if (((b >> FB) & kInf) == kInf)                                                            \
+                        a->flags |= (b & kFrac)   ? DR_EXACT_NAN                                               \
+                                    : (b & kSign) ? DR_EXACT_NEG_INF                                           \
+                                                  : DR_EXACT_POS_INF;                                          \
+                }                                                                                              \
+            dr_exact_normalize(a);                                                                             \
+        }                                                                                                      \
+    }
+DR_EXACT_BIN_SLICE(FLOAT32, uint32_t, 8, 23, 924, 0, 4)
+DR_EXACT_BIN_SLICE(FLOAT16, uint32_t, 5, 10, 1049, 0, 4)
+DR_EXACT_BIN_SLICE(BFLOAT16, uint32_t, 8, 7, 940, 0, 4)
+DR_EXACT_BIN_SLICE(FLOAT64, uint64_t, 11, 52, -1, 26, 2)
+#undef DR_EXACT_BIN_SLICE
+#undef DR_EXACT_BIN_ADD
+
+/* ---- argmin / argmax (DR_ARG_TABLE; accum.h, "argmin / argmax") ----
+ *
+ * A slice goes through its elements DR_ARG_BLOCK at a time (in L1): first the block's extreme value alone, in
+ * DR_CPU_LANES lanes of compare-and-select (no index to carry, so the loop vectorizes like min/max) and whether it
+ * holds a NaN; only when that beats the slice's best so far (strictly further in the op's direction, or a NaN where
+ * the best is a number) is the block scanned again, from its start, for the first element equal to it (or the first
+ * NaN). A value equal to the best is no improvement: the best stays at its lower index; -0 and +0 compare equal, so
+ * the first zero of either sign wins, with its own sign. Elements compare in their own type (16-bit floats widened
+ * exactly to float32); the result is the element's value widened to the kind's 64-bit scalar (a NaN the canonical
+ * one) at base + its position. Each slice's best is the first occurrence in its range, and dr_partial_combine picks
+ * the lower index among equals: the same element for any thread count. */
+#define DR_ARG_BLOCK 1024
+typedef int32_t dr_cmp_INT32;
+typedef int64_t dr_cmp_INT64;
+typedef uint32_t dr_cmp_UINT32;
+typedef uint64_t dr_cmp_UINT64;
+typedef float dr_cmp_FLOAT32;
+typedef double dr_cmp_FLOAT64;
+typedef float dr_cmp_FLOAT16;
+typedef float dr_cmp_BFLOAT16;
+typedef int8_t dr_cmp_INT8;
+typedef uint8_t dr_cmp_UINT8;
+typedef int16_t dr_cmp_INT16;
+typedef uint16_t dr_cmp_UINT16;
+#define DR_IS_FLOAT_INT32 0
+#define DR_IS_FLOAT_INT64 0
+#define DR_IS_FLOAT_UINT32 0
+#define DR_IS_FLOAT_UINT64 0
+#define DR_IS_FLOAT_FLOAT32 1
+#define DR_IS_FLOAT_FLOAT64 1
+#define DR_IS_FLOAT_FLOAT16 1
+#define DR_IS_FLOAT_BFLOAT16 1
+#define DR_IS_FLOAT_INT8 0
+#define DR_IS_FLOAT_UINT8 0
+#define DR_IS_FLOAT_INT16 0
+#define DR_IS_FLOAT_UINT16 0
+
+static const float *widen_f16_block(const uint16_t *p, size_t m, float *buf)
+{
+    for (size_t i = 0; i < m; ++i) buf[i] = dr_f16_to_f32(p[i]);
+    return buf;
+}
+static const float *widen_bf16_block(const uint16_t *p, size_t m, float *buf)
+{
+    for (size_t i = 0; i < m; ++i) buf[i] = dr_bf16_to_f32(p[i]);
+    return buf;
+}
+/* The block p[0..m) as its compare type: the elements themselves, or the 16-bit floats widened into buf. */
+#define DR_VIEW_INT32(p, m, buf) (p)
+#define DR_VIEW_INT64(p, m, buf) (p)
+#define DR_VIEW_UINT32(p, m, buf) (p)
+#define DR_VIEW_UINT64(p, m, buf) (p)
+#define DR_VIEW_FLOAT32(p, m, buf) (p)
+#define DR_VIEW_FLOAT64(p, m, buf) (p)
+#define DR_VIEW_FLOAT16(p, m, buf) widen_f16_block(p, m, buf)
+#define DR_VIEW_BFLOAT16(p, m, buf) widen_bf16_block(p, m, buf)
+#define DR_VIEW_INT8(p, m, buf) (p)
+#define DR_VIEW_UINT8(p, m, buf) (p)
+#define DR_VIEW_INT16(p, m, buf) (p)
+#define DR_VIEW_UINT16(p, m, buf) (p)
+/* The best element's value as the arg kind's scalar. */
+#define DR_ARG_STORE_ARG_I64(a, v) ((a)->value.i64 = (int64_t)(v))
+#define DR_ARG_STORE_ARG_U64(a, v) ((a)->value.u64 = (uint64_t)(v))
+#define DR_ARG_STORE_ARG_F64(a, v) ((a)->value.f64 = dr_arg_canon_f64((double)(v)))
+
+#define DR_ARG_SLICE(DT, OP, ACC)                                                                              \
+    static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, uint64_t base,            \
+                                          dr_partial_t *out)                                                   \
+    {                                                                                                          \
+        typedef dr_cmp_##DT T;                                                                                 \
+        enum { kMax = DR_##OP == DR_ARGMAX, kFloat = DR_IS_FLOAT_##DT };                                       \
+        const dr_in_##DT *p = in;                                                                              \
+        T buf[DR_ARG_BLOCK];                                                                                   \
+        (void)buf;                                                                                             \
+        memset(out, 0, sizeof out->value);                                                                     \
+        dr_arg_identity(DR_ACC_##ACC, DR_##OP, &out->value.arg);                                               \
+        if (begin >= end) return;                                                                              \
+        T best = (T)DR_WIDEN_##DT(p[begin]);                                                                   \
+        size_t at = begin;                                                                                     \
+        int best_nan = kFloat && best != best;                                                                 \
+        for (size_t b0 = begin; b0 < end && !best_nan; b0 += DR_ARG_BLOCK) {                                   \
+            const size_t m = end - b0 < DR_ARG_BLOCK ? end - b0 : DR_ARG_BLOCK;                                \
+            const T *x = DR_VIEW_##DT(p + b0, m, buf);                                                         \
+            T l[DR_CPU_LANES];                                                                                 \
+            int nan[DR_CPU_LANES];                                                                             \
+            for (int j = 0; j < DR_CPU_LANES; ++j) l[j] = x[0], nan[j] = 0;                                    \
+            size_t i = 0;                                                                                      \
+            for (; m - i >= DR_CPU_LANES; i += DR_CPU_LANES)                                                   \
+                for (int j = 0; j < DR_CPU_LANES; ++j) {                                                       \
+                    const T v = x[i + j];                                                                      \
+                    l[j] = (kMax ? v > l[j] : v < l[j]) ? v : l[j];                                            \
+                    if (kFloat) nan[j] |= v != v;                                                              \
+                }                                                                                              \
+            for (int j = 0; i < m; ++i, ++j) {                                                                 \
+                const T v = x[i];                                                                              \
+                l[j] = (kMax ? v > l[j] : v < l[j]) ? v : l[j];                                                \
+                if (kFloat) nan[j] |= v != v;                                                                  \
+            }                                                                                                  \
+            int any_nan = 0;                                                                                   \
+            T e = l[0];                                                                                        \
+            for (int j = 0; j < DR_CPU_LANES; ++j) {                                                           \
+                e = (kMax ? l[j] > e : l[j] < e) ? l[j] : e;                                                   \
+                any_nan |= nan[j];                                                                             \
+            }                                                                                                  \
+            if (kFloat && any_nan) { /* the block's first NaN beats every number */                            \
+                size_t k = 0;                                                                                  \
+                while (x[k] == x[k]) ++k;                                                                      \
+                best = x[k], at = b0 + k, best_nan = 1;                                                        \
+            } else if (kMax ? e > best : e < best) {                                                           \
+                size_t k = 0;                                                                                  \
+                while (!(x[k] == e)) ++k;                                                                      \
+                best = x[k], at = b0 + k;                                                                      \
+            }                                                                                                  \
+        }                                                                                                      \
+        DR_ARG_STORE_##ACC(&out->value.arg, best);                                                             \
+        out->value.arg.index = base + at;                                                                      \
+    }
+#define X(DT, OP, op, ACC, acc) DR_ARG_SLICE(DT, OP, ACC)
+DR_ARG_TABLE
+#undef X
+#undef DR_ARG_SLICE
+
+/* ---- Statistics (DR_STATS_TABLE, DR_STATS_EXACT_TABLE; accum.h, "Statistics") ----
+ *
+ * A slice takes its elements DR_STATS_BLOCK at a time, in two passes over the block (in L1, as float64 in xb):
+ * first its sum, min and max in DR_CPU_LANES lanes folded as a tree (the sum exactly for integers: in 64-bit lanes,
+ * a 64-bit type's elements split into their high and low 32 bits, then 128 bits; floats in float64), then its m2
+ * about its mean (sum / k, in float64) in lanes and a tree; the block (k, mean, m2) then merges into the slice's
+ * running moments with Chan's update (dr_stats_merge_moments), its sum into the slice's (a float64 add, or exact),
+ * its min and max with DR_MIN/DR_MAX's rules in the kind's scalar (floats: dr_min_select_f64 / dr_max_select_f64 of
+ * the widened values; NaN canonical, -0 below +0). Rounding depth of a slice of m elements, for the sum and for the
+ * chain of merges alike: ceil(m / DR_STATS_BLOCK) (one merge and one add per block) + DR_STATS_BLOCK / DR_CPU_LANES +
+ * log2(DR_CPU_LANES) (a block's lanes and tree). */
+#define DR_STATS_BLOCK 256
+#define DR_IS64_INT32 0
+#define DR_IS64_INT64 1
+#define DR_IS64_UINT32 0
+#define DR_IS64_UINT64 1
+#define DR_IS64_INT8 0
+#define DR_IS64_UINT8 0
+#define DR_IS64_INT16 0
+#define DR_IS64_UINT16 0
+
+/* DR_CPU_LANES lanes of OP over v[0..k) into acc[0] (acc[] starts at the identity), then the lanes' tree with
+ * TREE (OP itself, or a sum for OP's sums of squares). */
+#define DR_LANES_FOLD2(acc, v, k, OP, TREE)                                                                    \
+    do {                                                                                                       \
+        size_t i_ = 0;                                                                                         \
+        for (; (k) - i_ >= DR_CPU_LANES; i_ += DR_CPU_LANES)                                                   \
+            for (int j_ = 0; j_ < DR_CPU_LANES; ++j_) acc[j_] = OP(acc[j_], (v)[i_ + j_]);                     \
+        for (int j_ = 0; i_ < (k); ++i_, ++j_) acc[j_] = OP(acc[j_], (v)[i_]);                                 \
+        for (int h_ = DR_CPU_LANES / 2; h_ > 0; h_ /= 2)                                                       \
+            for (int j_ = 0; j_ < h_; ++j_) acc[j_] = TREE(acc[j_], acc[j_ + h_]);                             \
+    } while (0)
+#define DR_LANES_FOLD(acc, v, k, OP) DR_LANES_FOLD2(acc, v, k, OP, OP)
+#define DR_OP_ADD(a, x) ((a) + (x))
+#define DR_OP_LT(a, x) ((x) < (a) ? (x) : (a))
+#define DR_OP_GT(a, x) ((x) > (a) ? (x) : (a))
+#define DR_OP_SQ(a, x) ((a) + ((x) - mean) * ((x) - mean))
+
+/* Floats. Each quantity is its own loop over the block in L1, so each vectorizes: widening into xb, the sum, min and
+ * max by plain compares (right whenever the block holds no NaN and its extremes are not zeros), then m2. A block whose
+ * sum is NaN (a NaN, or infinities of both signs) or whose min or max is a zero takes min and max again by the rules
+ * (dr_min_select_f64 / dr_max_select_f64: the canonical NaN, -0 below +0). */
+#define DR_STATS_SLICE_STATS_F64(DT)                                                                           \
+    static void slice_##DT##_STATS_STATS_F64(const void *in, size_t begin, size_t end, uint64_t base,         \
+                                             dr_partial_t *out)                                                \
+    {                                                                                                          \
+        (void)base;                                                                                            \
+        const dr_in_##DT *p = in;                                                                              \
+        dr_stats_t *s = &out->stats;                                                                           \
+        dr_stats_identity(DR_ACC_STATS_F64, s);                                                                \
+        const double pinf = dr_bits_to_f64(0x7ff0000000000000ull), ninf = -pinf;                               \
+        double xb[DR_STATS_BLOCK];                                                                             \
+        for (size_t b0 = begin; b0 < end; b0 += DR_STATS_BLOCK) {                                              \
+            const size_t k = end - b0 < DR_STATS_BLOCK ? end - b0 : DR_STATS_BLOCK;                            \
+            for (size_t i = 0; i < k; ++i) xb[i] = (double)DR_WIDEN_##DT(p[b0 + i]);                           \
+            double a[DR_CPU_LANES], lo[DR_CPU_LANES], hi[DR_CPU_LANES], q[DR_CPU_LANES];                       \
+            for (int j = 0; j < DR_CPU_LANES; ++j) a[j] = 0.0, q[j] = 0.0, lo[j] = pinf, hi[j] = ninf;         \
+            DR_LANES_FOLD(a, xb, k, DR_OP_ADD);                                                                \
+            DR_LANES_FOLD(lo, xb, k, DR_OP_LT);                                                                \
+            DR_LANES_FOLD(hi, xb, k, DR_OP_GT);                                                                \
+            if (a[0] != a[0] || lo[0] == 0 || hi[0] == 0) {                                                    \
+                lo[0] = pinf, hi[0] = ninf;                                                                    \
+                for (size_t i = 0; i < k; ++i) {                                                               \
+                    lo[0] = dr_min_select_f64(lo[0], xb[i]);                                                   \
+                    hi[0] = dr_max_select_f64(hi[0], xb[i]);                                                   \
+                }                                                                                              \
+            }                                                                                                  \
+            const double mean = a[0] / (double)k;                                                              \
+            DR_LANES_FOLD2(q, xb, k, DR_OP_SQ, DR_OP_ADD);                                                     \
+            s->sum.f64 += a[0];                                                                                \
+            s->min.f64 = dr_min_select_f64(s->min.f64, lo[0]);                                                 \
+            s->max.f64 = dr_max_select_f64(s->max.f64, hi[0]);                                                 \
+            dr_stats_merge_moments(&s->count, &s->mean, &s->m2, (uint64_t)k, mean, q[0]);                      \
+        }                                                                                                      \
+    }
+
+/* Integers: SUM_T the lanes' exact sums (int64_t or uint64_t), F the kind's scalar field. A 64-bit type's block sum
+ * is its high halves' sum times 2^32 plus its low halves' (each below 2^38 over 64 elements). */
+#define DR_HI32(x) ((x) >> 32) /* arithmetic for int64 */
+#define DR_LO32(x) ((uint64_t)(x) & 0xffffffffu)
+#define DR_STATS_SLICE_INT(DT, ACC, SUM_T, F, OF)                                                              \
+    static void slice_##DT##_STATS_##ACC(const void *in, size_t begin, size_t end, uint64_t base,             \
+                                         dr_partial_t *out)                                                    \
+    {                                                                                                          \
+        (void)base;                                                                                            \
+        typedef dr_in_##DT T;                                                                                  \
+        const T *p = in;                                                                                       \
+        dr_stats_t *s = &out->stats;                                                                           \
+        dr_stats_identity(DR_ACC_##ACC, s);                                                                    \
+        double xb[DR_STATS_BLOCK];                                                                             \
+        SUM_T wb[DR_STATS_BLOCK];                                                                              \
+        for (size_t b0 = begin; b0 < end; b0 += DR_STATS_BLOCK) {                                              \
+            const size_t k = end - b0 < DR_STATS_BLOCK ? end - b0 : DR_STATS_BLOCK;                            \
+            const T *x = p + b0;                                                                               \
+            SUM_T a[DR_CPU_LANES];                                                                             \
+            uint64_t a_lo[DR_CPU_LANES];                                                                       \
+            T lo[DR_CPU_LANES], hi[DR_CPU_LANES];                                                              \
+            double q[DR_CPU_LANES];                                                                            \
+            for (int j = 0; j < DR_CPU_LANES; ++j) a[j] = 0, a_lo[j] = 0, lo[j] = hi[j] = x[0], q[j] = 0.0;    \
+            DR_LANES_FOLD(lo, x, k, DR_OP_LT);                                                                 \
+            DR_LANES_FOLD(hi, x, k, DR_OP_GT);                                                                 \
+            __int128 bsum;                                                                                     \
+            if (DR_IS64_##DT) {                                                                                \
+                for (size_t i = 0; i < k; ++i) wb[i] = (SUM_T)DR_HI32((SUM_T)x[i]);                            \
+                DR_LANES_FOLD(a, wb, k, DR_OP_ADD);                                                            \
+                for (size_t i = 0; i < k; ++i) wb[i] = (SUM_T)DR_LO32(x[i]);                                   \
+                DR_LANES_FOLD(a_lo, wb, k, DR_OP_ADD);                                                         \
+                bsum = (__int128)a[0] * 4294967296 + (__int128)a_lo[0];                                        \
+            } else {                                                                                           \
+                for (size_t i = 0; i < k; ++i) wb[i] = (SUM_T)x[i];                                            \
+                DR_LANES_FOLD(a, wb, k, DR_OP_ADD);                                                            \
+                bsum = (__int128)a[0];                                                                         \
+            }                                                                                                  \
+            for (size_t i = 0; i < k; ++i) xb[i] = (double)x[i];                                               \
+            const double mean = (double)bsum / (double)k;                                                      \
+            DR_LANES_FOLD2(q, xb, k, DR_OP_SQ, DR_OP_ADD);                                                     \
+            dr_int128_t b128;                                                                                  \
+            b128.lo = (uint64_t)bsum;                                                                          \
+            b128.hi = (uint64_t)(bsum >> 64);                                                                  \
+            dr_i128_add(&s->sum.i128, b128);                                                                   \
+            s->min.F = dr_min_##OF(s->min.F, (SUM_T)lo[0]);                                                    \
+            s->max.F = dr_max_##OF(s->max.F, (SUM_T)hi[0]);                                                    \
+            dr_stats_merge_moments(&s->count, &s->mean, &s->m2, (uint64_t)k, mean, q[0]);                      \
+        }                                                                                                      \
+    }
+#define DR_STATS_SLICE_STATS_I64(DT) DR_STATS_SLICE_INT(DT, STATS_I64, int64_t, i64, i64)
+#define DR_STATS_SLICE_STATS_U64(DT) DR_STATS_SLICE_INT(DT, STATS_U64, uint64_t, u64, u64)
+#define X(DT, OP, op, ACC, acc) DR_STATS_SLICE_##ACC(DT)
+DR_STATS_TABLE
+#undef X
+
+/* The exact mode: the float64 statistics and the exact sum (the binade slices above), both over each piece of
+ * DR_STATS_EXACT_PIECE elements in turn while it is in the cache (one trip through memory), the pieces' statistics
+ * merged (dr_stats_combine) and their exact sums added (dr_exact_combine) in order. A piece's merges and adds are
+ * within the slice's depth: its own blocks, then one per piece (fewer than its blocks). */
+#define DR_STATS_EXACT_PIECE 32768
+#define DR_STATS_EXACT_SLICE(DT)                                                                               \
+    static void slice_##DT##_STATS_STATS_EXACT(const void *in, size_t begin, size_t end, uint64_t base,       \
+                                               dr_partial_t *out)                                              \
+    {                                                                                                          \
+        dr_partial_t piece;                                                                                    \
+        dr_partial_identity(DR_ACC_STATS_EXACT, DR_STATS, out);                                                \
+        for (size_t b0 = begin; b0 < end; b0 += DR_STATS_EXACT_PIECE) {                                        \
+            const size_t b1 = end - b0 < DR_STATS_EXACT_PIECE ? end : b0 + DR_STATS_EXACT_PIECE;               \
+            slice_##DT##_STATS_STATS_F64(in, b0, b1, base, &piece);                                            \
+            dr_stats_combine(DR_ACC_STATS_F64, &out->stats_exact.stats, &piece.stats);                         \
+            slice_##DT##_SUM_EXACT(in, b0, b1, base, &piece);                                                  \
+            dr_exact_combine(&out->stats_exact.sum, &piece.exact);                                             \
+        }                                                                                                      \
+    }
+#define X(DT, OP, op, ACC, acc) DR_STATS_EXACT_SLICE(DT)
+DR_STATS_EXACT_TABLE
+#undef X
+
+static slice_fn find_slice(dr_dtype_t want_dtype, dr_op_t want_op, dr_acc_kind_t want_acc)
+{
+#define X(DT, OP, op, ACC, acc)                                                                                \
+    if (want_dtype == DR_##DT && want_op == DR_##OP && want_acc == DR_ACC_##ACC) return slice_##DT##_##OP##_##ACC;
+    DR_REDUCTION_TABLE
+    DR_EXACT_TABLE
+    DR_ARG_TABLE
+    DR_STATS_TABLE
+    DR_STATS_EXACT_TABLE
+#undef X
+    return NULL;
+}
+
+typedef struct {
+    slice_fn fn;
+    const void *in;
+    size_t n;
+    uint64_t first;
+    dr_partial_t *partials;
+} reduce_job_t;
+
+static void reduce_worker(void *ctx, int i, int k)
+{
+    reduce_job_t *job = ctx;
+    unsigned long long b, e;
+    dr_parallel_slice(job->n, i, k, &b, &e);
+    job->fn(job->in, (size_t)b, (size_t)e, job->first, &job->partials[i]);
+}
+
+int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
+                  int nthreads, dr_partial_t *out, uint64_t *depth)
+{
+    enum { kMaxThreads = 1024 };
+    slice_fn fn = find_slice(dtype, op, acc);
+    if (!fn) return -1;
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > kMaxThreads) nthreads = kMaxThreads;
+    /* Below ~64K elements per thread, thread start-up costs more than the work. */
+    if ((size_t)nthreads > n / 65536 + 1) nthreads = (int)(n / 65536 + 1);
+    /* The threads' partials: on the heap, since an exact one is 552 bytes (one thread: on the stack). */
+    dr_partial_t one, *partials = nthreads == 1 ? &one : malloc((size_t)nthreads * sizeof *partials);
+    if (!partials) return -2;
+    reduce_job_t job = {fn, in, n, first, partials};
+    dr_parallel_run(nthreads, reduce_worker, &job);
+    dr_partial_identity(acc, op, out);
+    for (int i = 0; i < nthreads; ++i) dr_partial_combine(acc, op, out, &partials[i]);
+    if (partials != &one) free(partials);
+    /* Longest rounding path: a lane of the longest slice, the lanes' tree, the slices in thread order. Stats: the
+     * blocks of the longest slice (a merge and an add each), a block's lanes and tree, the slices in thread order.
+     * argmin/argmax round nothing. */
+    const uint64_t slice = (n + (size_t)nthreads - 1) / (size_t)nthreads;
+    if (dr_acc_kind_is_arg(acc))
+        *depth = 0;
+    else if (dr_acc_kind_is_stats(acc))
+        *depth = (slice + DR_STATS_BLOCK - 1) / DR_STATS_BLOCK + DR_STATS_BLOCK / DR_CPU_LANES + DR_CPU_LANES_LOG2 +
+                 (uint64_t)nthreads;
+    else
+        *depth = acc == DR_ACC_EXACT
+                     ? 1
+                     : (slice + DR_CPU_LANES - 1) / DR_CPU_LANES + DR_CPU_LANES_LOG2 + (uint64_t)nthreads;
+    return 0;
+}
+
+dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
+                                  uint64_t first, int nthreads, dr_partial_t *out, uint64_t *depth)
+{
+    const int rc = dr_cpu_reduce(dtype, op, acc, in, n, first, nthreads, out, depth);
+    if (rc == -1)
+        dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype), dr_op_name(op),
+                 dr_acc_kind_name(acc));
+    else if (rc != 0)
+        dr_error("cannot allocate the CPU backend's %d thread partials", nthreads);
+    return rc == 0 ? DR_OK : DR_ERR_RUNTIME;
+}
