@@ -15,6 +15,8 @@ Tables (--table; the default is the first one listed for the file's kind):
                      of int32 sum's GB/s at each size (where the file has an int32-sum row; each file is compared
                      with its own int32 sum, so give the files of one run together)
             sizes    one line per row and size: ours ms, GB/s, block, CUB ms, CUB GB/s, ratio
+            ratios   one line per row: the ratio to CUB at each size (for the small sizes, where time, not
+                     bandwidth, is the figure)
             copy     the device-to-device copy ceiling by bytes
     levels  levels   ms, GB/s and speedup per level beside the tutorial's claims, and the multipass line
     small   small    µs per reduction launched from the host (stream) and replayed as a graph, ours and CUB
@@ -161,6 +163,19 @@ def perf_rows_table(per_file):
     return table(header, body)
 
 
+def perf_ratios_table(results):
+    all_sizes = sorted({r["n"] for r in results})
+    order, by_case = [], {}
+    for r in results:
+        if r["case"] not in by_case:
+            order.append(r["case"])
+            by_case[r["case"]] = {}
+        by_case[r["case"]][r["n"]] = r
+    body = [[by_case[c][min(by_case[c])]["name"]] +
+            [f"{by_case[c][n]['ratio']:.2f}" if n in by_case[c] else "—" for n in all_sizes] for c in order]
+    return table(["row"] + [f"× CUB, {size_label(n)}" for n in all_sizes], body)
+
+
 def perf_copy_table(doc, path):
     rows = []
     for i, c in enumerate(need(doc, "copy_ceiling", list, path)):
@@ -242,7 +257,7 @@ def python_table(doc, path, sizes):
     return "\n\n".join(out)
 
 
-TABLES = {"perf": ("rows", "sizes", "copy"), "levels": ("levels",), "small": ("small",), "python": ("python",)}
+TABLES = {"perf": ("rows", "sizes", "ratios", "copy"), "levels": ("levels",), "small": ("small",), "python": ("python",)}
 
 
 def main(argv):
@@ -278,11 +293,11 @@ def main(argv):
             if not any(per_file):
                 raise Malformed("no measured rows (check --sizes and --cases)")
             print(perf_rows_table(per_file))
-        elif which == "sizes":
+        elif which in ("sizes", "ratios"):
             results = [r for p, _, d in docs for r in perf_results(d, p, sizes, cases)]
             if not results:
                 raise Malformed("no measured rows (check --sizes and --cases)")
-            print(perf_sizes_table(results))
+            print(perf_sizes_table(results) if which == "sizes" else perf_ratios_table(results))
         else:
             parts = []
             for p, _, d in docs:
