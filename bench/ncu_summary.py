@@ -7,7 +7,7 @@ occupancy, instructions, and the four largest stall reasons (warp cycles stalled
     ncu -i ours.ncu-rep --page raw > ours.raw.txt
     bench/ncu_summary.py ours.raw.txt [more.raw.txt ...]
 
-docs/performance.md ("Profile of the misses") quotes its output."""
+docs/performance.md ("The kernel against CUB, by row": what ncu shows at 2^28) quotes its output."""
 import os
 import re
 import sys

@@ -79,7 +79,7 @@ static_assert(sizeof(dr_exact_t) == 8 * (kWords + 1), "dr_exact_t: 68 words, the
  * and the block's threads take their rounds from there, so the bytes in flight no longer depend on the registers
  * the window's arithmetic leaves (64 a thread: half a multiprocessor's threads).
  *
- * float64 only (H200, session 18, random data as % of int32 sum's bandwidth in the same run): float64 94.7 ->
+ * float64 only (H200, random data as % of int32 sum's bandwidth in the same run): float64 94.7 ->
  * 99.9% at 2^28 (at 256 threads, three blocks a multiprocessor; two: 99.3%). The others lost at 2^28 (float32
  * 96.4 -> 95.6%, float16 93.3 -> 92.7%, bfloat16 92.6 -> 92.4%), gained at most 1.3 points at 2^30, and lost on
  * spread data, which is issue-bound and has fewer warps here (float32 946 -> 725 GB/s, bfloat16 870 -> 795).
@@ -139,13 +139,13 @@ struct warp_words {
  * caller's last loop takes what is left). A lane that left alone waited at the loop's exit until the others had
  * walked all their data, then walked the rest of its own alone, its loads no longer coalesced: on random float32
  * data, where a lane misses once in some hundred rounds (the window holds 25 binades, the data 24 and zero), that
- * read 1.4-2.4 times the data from DRAM and ran at 25-47% of int32 sum's bandwidth (session 17).
+ * read 1.4-2.4 times the data from DRAM and ran at 25-47% of int32 sum's bandwidth (H200, n >= 2^28).
  *
  * float16 and bfloat16: an inner loop of rounds that pass dr_xw_round_fast's test, left for one that fails, which
  * goes element by element outside it (dr_xw_round_rest): so the registers of that path are not the hot loop's
  * (inside it, or called from it, ptxas spilled the loop to local memory). Each lane leaves alone, unlike float32's:
  * float16's window holds every finite value, so only infinities and NaNs fail, and bfloat16's holds 40 binades, so
- * data that fails at all (spread over more) fails every round in every lane. Leaving together (session 17) cost
+ * data that fails at all (spread over more) fails every round in every lane. Leaving together (H200) cost
  * random data about a point at 2^28 and spread bfloat16 16% (870 -> 731 GB/s), with the code generation the only
  * difference on both (random data never fails, spread data always does). Not measured: bfloat16 data whose rare
  * outliers lie more than 40 binades from the rest, where a lane would split off as float32's did. */
@@ -227,8 +227,8 @@ __device__ __forceinline__ void walk(const In *__restrict__ g_in, size_t n, size
  * waits on it, takes its rounds of the stage (vectors threadIdx.x + k blockDim.x: whole rounds, block <=
  * kBulkMaxBlock), and the block's barrier frees the stage for the next copy. Returns the vectors the copies cover
  * (walk takes the rest). The copy protocol is multipass_bulk_kernel's, written out again: one helper taking each
- * kernel's stage work as a lambda changed both kernels' code generation (session 18), with no device time left to
- * measure or verify it; worth doing with that. */
+ * kernel's stage work as a lambda changed both kernels' code generation, and that version was neither measured
+ * nor verified on a GPU; worth doing with both. */
 template <class In>
 __device__ __forceinline__ size_t bulk_walk(const In *__restrict__ g_in, size_t n, unsigned char *s_stage,
                                             uint64_t *s_full, dr_xw_t &w, const warp_words &sink)

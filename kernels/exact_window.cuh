@@ -177,11 +177,11 @@ static_assert(dr_xw_traits<DR_XW_F32>::kLoMax + dr_xw_traits<DR_XW_F32>::kSpan <
  * none is zeroed. The misses are found by an unrolled pass over the round (dr_xw_round_fbinned), which the kernel
  * runs outside its hot loop. On the H200, float32 spread over every binade: 519 GB/s when each miss went straight
  * into the words (three digits, a few 32-bit shared atomics each, which lanes contend for), 696 GB/s through these
- * bins found by a bit scan, 946 GB/s by the unrolled pass outside the loop (session 17; inside it, random data fell
+ * bins found by a bit scan, 946 GB/s by the unrolled pass outside the loop (inside it, random data fell
  * from 94.6% of int32 sum's bandwidth to 86.8%). Tried and not kept: the flush inside the misses' loop, at each
  * 64th (336 GB/s); integer bins (a term is 2^16 times bfloat16's, so they too would need a flush every 2^8
  * elements), whose unrolled pass beside the hot loop ran random data at 23-44% (slower at 2^30: perhaps the lane
- * split that session 17 found, see exact.cu's walk).
+ * split that exact.cu's walk describes).
  * float64 has no bins: its 53-bit significands fit no small bin. */
 static_assert(dr_xw_traits<DR_XW_BF16>::kFrac + 32 + 24 <= 63, "a bin's sum fits in 63 bits");
 static_assert(dr_xw_traits<DR_XW_BF16>::kBins * 32 > 254, "every finite binade has a bin");
@@ -536,7 +536,7 @@ template <int Family, class Sink> DR_HD void dr_xw_miss(dr_xw_t &w, uint64_t u, 
  * in one conversion (cvt.f64.f16 / .bf16) into h, its high half in two integer operations into l, scaled
  * (dr_xw_high_scaled; the spill unscales it): the conversions alone had the conversion pipe 58% busy at float16's
  * bandwidth, and split so, it is 32% busy and the integer pipe 50% (35% before), which read 0.2-0.7% faster on random
- * data and 0.8-0.9% on spread data (session 19). About 6 instructions an element, where the element-by-element path
+ * data and 0.8-0.9% on spread data (H200, 2^28-2^31). About 6 instructions an element, where the element-by-element path
  * (a predicated add each, its test, a widening through float32) took 13 and issue limited bfloat16 to 2.5 TB/s. If
  * every element fits, this is the round's exact sum (the caller spills it); else nothing is added and the caller
  * goes element by element (dr_xw_round_rest). */
@@ -613,7 +613,7 @@ DR_HD void dr_xw_round_specials(dr_xw_t &w, const uint4 (&v)[N], const Sink &sin
  * element: each that fits the window is added to the round's accumulators, each finite one that does not goes
  * into its bin (an add predicated on the miss), then the spill, and the window moves to the last finite miss. So
  * data spread over more binades than the window holds, whose every round fails, cost some 20 instructions an
- * element (809 GB/s on the H200 when written, 870 in session 16's runs, against 163 when each miss went into the
+ * element (809-870 GB/s on the H200 at 2^28, against 163 when each miss went into the
  * words: its digits' shared-memory atomics, which lanes contend for, and a compare-and-select over the round's
  * words to find it). */
 template <int Family, int N, class Sink>
