@@ -178,7 +178,7 @@ int main(int argc, char **argv)
     const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
     if (!lr) lr = getenv("SLURM_LOCALID");
     CK(cudaSetDevice(lr ? atoi(lr) % ngpus : 0));
-    setenv("OMPI_MCA_mpi_common_cuda_register_memory", "0", 0); /* as the dreduce program (src/main.c) */
+    setenv("OMPI_MCA_mpi_common_cuda_register_memory", "0", 0); /* as the dreduce program (src/cli/main.c) */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks_);

@@ -1,4 +1,4 @@
-/* dreduce-cpu-bench: the CPU backend (src/cpu_backend.c, dr_cpu_reduce) against the CPU ceiling measured in the
+/* dreduce-cpu-bench: the CPU backend (src/lib/cpu_backend.c, dr_cpu_reduce) against the CPU ceiling measured in the
  * same run: a plain OpenMP loop, each thread its contiguous slice with 8 independent 64-bit accumulators (what a
  * user would write). Builds and runs without a GPU.
  *

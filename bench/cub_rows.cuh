@@ -37,7 +37,7 @@
 
 namespace dr_bench {
 
-/* CUB: the same reduction as ours, for every row of the reduction table (include/dreduce/table.h). Where the input
+/* CUB: the same reduction as ours, for every row of the reduction table (src/common/table.h). Where the input
  * is the accumulator type, CUB's own Sum/Min/Max (or Reduce with the op); where dreduce widens (int32 sums in int64,
  * float32 sums in float64, every 16-bit float row, ...), TransformReduce with the same widening and the op on the
  * accumulator type. The 16-bit floats are CUB's __half / __nv_bfloat16, widened by CUDA's own __half2float /

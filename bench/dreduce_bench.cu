@@ -1,7 +1,7 @@
 /* dreduce-bench: single-GPU performance of dreduce's kernels against CUB and a device-to-device copy.
  *
  * Modes
- *   (default)  the performance table: for every row the tool offers (include/dreduce/table.h: each type, op and
+ *   (default)  the performance table: for every row the tool offers (src/common/table.h: each type, op and
  *              accumulator, 122 rows: the 82 of the reduction and exact tables, and issue #37's stats, argmin and
  *              argmax of every type and exact stats of the float types; --cases picks some) and each n (2^16, 2^20,
  *              2^24, 2^28, 2^30, 2^31; --sizes for others), our `multipass` kernel (dr_gpu_plan + dr_gpu_reduce;

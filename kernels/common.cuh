@@ -1,6 +1,6 @@
 /* Device-side pieces every kernel level shares: the storage types for 16-bit floats, widening
  * to the accumulator, the combine functor, warp and block reductions, and the table-driven dispatch. The combine
- * rules themselves come from include/dreduce/accum.h, which the host uses too. */
+ * rules themselves come from src/common/accum.h, which the host uses too. */
 #ifndef DREDUCE_KERNELS_COMMON_CUH
 #define DREDUCE_KERNELS_COMMON_CUH
 

@@ -1,5 +1,5 @@
 /* The multipass kernel's exact path (acc DR_ACC_EXACT): the exact sum of every element of a float32, float64,
- * float16 or bfloat16 array, as one normalized dr_exact_t (include/dreduce/accum.h, "Exact sums"), bit-identical to
+ * float16 or bfloat16 array, as one normalized dr_exact_t (src/common/accum.h, "Exact sums"), bit-identical to
  * the host's dr_exact_zero, dr_exact_add_f64 of each element widened to float64, dr_exact_normalize.
  *
  * Why any order gives those bits: a dr_exact_t is an integer in units of 2^-1074 (digit i weighing 2^(32 i - 1074)),

@@ -1,5 +1,5 @@
 /* The first level of the exact-sum kernel (kernels/exact.cu): what one thread does with the elements it reads, until
- * they are integers in its warp's 68 words (a dr_exact_t's words, include/dreduce/accum.h "Exact sums"). Host and
+ * they are integers in its warp's 68 words (a dr_exact_t's words, src/common/accum.h "Exact sums"). Host and
  * device code alike, so tests/unit/test_exact_window.cu runs every branch of it on the CPU (CI has no GPU) against
  * accum.h's dr_exact_add_f64.
  *

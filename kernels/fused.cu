@@ -4,8 +4,8 @@
  * loads, four in flight (elements before the first 16-byte boundary and after the last whole vector one by one), the
  * block reduced with warp shuffles (the accumulator a word at a time) and one shared-memory exchange, and the last
  * block to finish reducing the blocks' partials in a fixed order (multipass's finish(): an acq_rel counter), so the
- * result does not depend on which block finishes last. The rules are include/dreduce/accum.h's; rows come from
- * DR_ARG_TABLE and DR_STATS_TABLE (include/dreduce/table.h; DR_STATS_EXACT_TABLE's rows are launch.cu's).
+ * result does not depend on which block finishes last. The rules are src/common/accum.h's; rows come from
+ * DR_ARG_TABLE and DR_STATS_TABLE (src/common/table.h; DR_STATS_EXACT_TABLE's rows are launch.cu's).
  *
  * argmin/argmax: a thread keeps the best value seen and the index of the vector it was in, not the element's: a
  * vector's extreme (NaN-first: min.NaN/max.NaN for floats) is compared with the best once, and a later vector only

@@ -1,5 +1,5 @@
 /* The C boundary to the CUDA kernels. Host code includes this header and the CUDA runtime's C API only; every
- * template lives inside the .cu files and is instantiated from include/dreduce/table.h.
+ * template lives inside the .cu files and is instantiated from src/common/table.h.
  *
  * All calls are asynchronous on the given stream unless they say otherwise, and return the first CUDA error. */
 #ifndef DREDUCE_KERNELS_LAUNCH_H

@@ -138,7 +138,7 @@ typedef struct {
 
 /* An exact sum so far (accumulator kind DR_ACC_EXACT): a fixed-point integer of DR_EXACT_WORDS 32-bit digits, digit
  * i weighing 2^(32 i - 1074), each held in a signed 64-bit word with room for carries, and flags for what is not a
- * finite number. include/dreduce/accum.h ("Exact sums") has its rules and the reasons for its size. */
+ * finite number. src/common/accum.h ("Exact sums") has its rules and the reasons for its size. */
 #define DR_EXACT_WORDS 68
 typedef struct {
     int64_t w[DR_EXACT_WORDS];
@@ -146,7 +146,7 @@ typedef struct {
     uint32_t pad;   /* zero */
 } dr_exact_t;
 
-/* Statistics as a caller reads them (dreduce_stats_t in dreduce.h; made by dr_stats_result, src/stats.h). */
+/* Statistics as a caller reads them (dreduce_stats_t in dreduce.h; made by dr_stats_result, src/common/stats.h). */
 typedef struct {
     uint64_t count;       /* elements, NaNs included */
     dr_acc_kind_t kind;   /* of min and max: DR_ACC_I64, DR_ACC_U64 or DR_ACC_F64 */

@@ -526,7 +526,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
     }
     /* Checks that need the whole command line. With --input the file holds the whole array: its count (and for a
      * .npy file its type) are known once it is opened, where the op is checked against the type when --type was
-     * left out (src/input.c). */
+     * left out (src/lib/input.c). */
     if (o->input[0]) {
         const char *clash = count_given ? "-n/--count cannot be used with --input (the file decides the count)"
                             : data_given ? "--data cannot be used with --input (the data come from the file)"

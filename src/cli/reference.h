@@ -148,7 +148,7 @@ void dr_reference_check_stats(const dr_reference_t *ref, const dr_stats_result_t
                               dr_check_t *out);
 
 /* The exact sum of a stats reference rounded once to float64, and divided by its count rounded once (the mean the
- * integer kinds and the exact mode must give; NaN for no elements): computed here, independently of src/stats.c. */
+ * integer kinds and the exact mode must give; NaN for no elements): computed here, independently of src/common/stats.c. */
 double dr_reference_stats_sum(const dr_reference_t *r);
 double dr_reference_stats_mean(const dr_reference_t *r);
 

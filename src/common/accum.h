@@ -408,7 +408,7 @@ DR_HD void dr_arg_combine(dr_acc_kind_t k, dr_op_t op, dr_arg_t *inout, const dr
 /* ---- Statistics (op DR_STATS, accumulator kinds DR_ACC_STATS_*, a dr_stats_t) ----
  *
  * count, sum, min, max, and the second moment about the running mean (m2 = sum of (x - mean)^2) in float64: mean and
- * variance come from them where the result is read (src/stats.c). A thread adds its elements a batch at a time (the
+ * variance come from them where the result is read (src/common/stats.c). A thread adds its elements a batch at a time (the
  * batch's mean and m2 taken in two passes over registers), and batches, threads, warps, blocks, chunks and ranks
  * merge with Chan's update (dr_stats_merge_moments), which keeps m2 a sum of non-negative terms: no cancellation
  * between large moments. The sum of integers is exact (128 bits), so their mean is exact before its one rounding;
@@ -524,7 +524,7 @@ DR_HD void dr_partial_combine(dr_acc_kind_t k, dr_op_t op, dr_partial_t *inout, 
 }
 
 /* The value a caller reads, of kind dr_acc_result_kind(k): an exact partial rounded once to float64; an arg partial
- * as it is. (Stats are read whole: dr_stats_result, src/stats.h.) */
+ * as it is. (Stats are read whole: dr_stats_result, src/common/stats.h.) */
 DR_HD void dr_partial_result(dr_acc_kind_t k, const dr_partial_t *p, dr_value_t *out)
 {
     if (k == DR_ACC_EXACT) {

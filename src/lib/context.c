@@ -502,7 +502,7 @@ static dr_status_t host_next(void *state, void *slot, size_t max_elems, const vo
     return DR_OK;
 }
 
-/* DREDUCE_FAULT (src/fault.h, tests only): make this rank crash, hang or corrupt its partial. */
+/* DREDUCE_FAULT (src/common/fault.h, tests only): make this rank crash, hang or corrupt its partial. */
 static void inject_faults(dreduce_context_t *ctx)
 {
     const int rank = ctx->topo.rank;

@@ -1,6 +1,6 @@
 /* The GPU backend: one device per rank, its streams, workspace and partial, kept across reductions (a shape seen
  * before allocates nothing), reductions of device arrays through kernels/launch.h with per-pass event timing. Host
- * arrays come in through src/gpu_chunks.c. */
+ * arrays come in through src/lib/chunks.c. */
 #ifndef DREDUCE_GPU_BACKEND_H
 #define DREDUCE_GPU_BACKEND_H
 

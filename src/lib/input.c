@@ -44,7 +44,7 @@ static void mpi_text(int rc, char *out, size_t len)
     snprintf(out, len, "%s", s);
 }
 
-/* DR_MPI_CHECK's twin: src/check.h would bring in the CUDA headers, and this file is MPI only. */
+/* DR_MPI_CHECK's twin: src/common/check.h would bring in the CUDA headers, and this file is MPI only. */
 #define INPUT_MPI_CHECK(call)                                                                                  \
     do {                                                                                                       \
         int input_rc_ = (call);                                                                                \

@@ -1,6 +1,6 @@
 /* Reading the array to reduce from a file (--input) with MPI-IO: every rank reads only its own elements, straight
  * into the caller's (pinned) host buffer, in chunks the caller can overlap with its own copies and kernels. A .npy
- * file's header (src/npy.h) or the raw layout gives the type, count and data offset; rank 0 works them out and
+ * file's header (src/lib/npy.h) or the raw layout gives the type, count and data offset; rank 0 works them out and
  * broadcasts them, so every rank returns the same status from every call and only one rank prints an error, one
  * line naming the file. MPI, no CUDA.
  *

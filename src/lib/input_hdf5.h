@@ -1,4 +1,4 @@
-/* HDF5 datasets for --input (used by src/input.c only): parallel HDF5 over MPI-IO. Rank 0 looks at the file alone
+/* HDF5 datasets for --input (used by src/lib/input.c only): parallel HDF5 over MPI-IO. Rank 0 looks at the file alone
  * first (dr_h5_inspect: which dataset, its type and size), then every rank opens it with the MPI-IO driver
  * (dr_h5_open) and reads its own contiguous share of the dataset, flattened in C order, with collective H5Dread
  * calls (dr_h5_read). HDF5 converts byte order and decompresses (gzip, shuffle) on the way.

@@ -1,6 +1,6 @@
 /* Where the elements of an input file lie: the NumPy .npy header parser and the layout of a raw binary file. Pure
  * functions of the bytes and sizes they are given (no MPI, no CUDA, no I/O), so they are unit-tested and fuzzed on
- * their own; src/input.c does the reading.
+ * their own; src/lib/input.c does the reading.
  *
  * .npy (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html): the magic "\x93NUMPY", the
  * version (major, minor bytes: 1.0, 2.0 or 3.0), the header length (little-endian: 2 bytes in 1.0, 4 bytes in 2.0

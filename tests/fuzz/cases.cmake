@@ -18,5 +18,5 @@ dr_fuzz_target(fuzz_options DICT options.dict)
 dr_fuzz_target(fuzz_npy DICT npy.dict)
 
 # --acc exact: accum.h's exact sums (dr_exact_t) over raw float64 / float32 / float16 / bfloat16 terms, in two
-# orders and splits into partials, against src/reference.c's independent exact sum, bit for bit.
+# orders and splits into partials, against src/cli/reference.c's independent exact sum, bit for bit.
 dr_fuzz_target(fuzz_exact DICT exact.dict)

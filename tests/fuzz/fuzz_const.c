@@ -1,4 +1,4 @@
-/* libFuzzer target: dr_parse_const (src/options.c), the V of --data const:V. Input: the text; it is parsed for
+/* libFuzzer target: dr_parse_const (src/cli/options.c), the V of --data const:V. Input: the text; it is parsed for
  * every element type.
  *
  * Invariants, beyond no crash / no UB / no leak:

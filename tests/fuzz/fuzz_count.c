@@ -1,4 +1,4 @@
-/* libFuzzer target: dr_parse_count (src/options.c), the count of -n/--count. Input: the text, as one argument.
+/* libFuzzer target: dr_parse_count (src/cli/options.c), the count of -n/--count. Input: the text, as one argument.
  *
  * Invariants, beyond no crash / no UB / no leak:
  *   - the result agrees with a model of the documented grammar, evaluated in 128 bits: decimal digits, then nothing

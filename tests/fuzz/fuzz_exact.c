@@ -1,5 +1,5 @@
-/* libFuzzer target: the exact sums of --acc exact (include/dreduce/accum.h, "Exact sums": dr_exact_t) against the
- * independent reference (src/reference.c, dr_ref_exact_*). Input: byte 0 the mode, byte 1 the split, the rest the
+/* libFuzzer target: the exact sums of --acc exact (src/common/accum.h, "Exact sums": dr_exact_t) against the
+ * independent reference (src/cli/reference.c, dr_ref_exact_*). Input: byte 0 the mode, byte 1 the split, the rest the
  * terms, little-endian:
  *   mode & 3:  0 float64, 1 float32, 2 float16, 3 bfloat16 (the 16-bit and 32-bit types widened by accum.h's
  *              converters, as the CPU backend does);

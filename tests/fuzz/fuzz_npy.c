@@ -1,4 +1,4 @@
-/* libFuzzer target: dr_npy_parse and dr_npy_check_size (src/npy.c), the .npy header parser. Each input is parsed
+/* libFuzzer target: dr_npy_parse and dr_npy_check_size (src/lib/npy.c), the .npy header parser. Each input is parsed
  * three ways, each from a heap block of its exact size (ASan sees any read past it): as the first bytes of a file,
  * and as the header text inside a valid version 1.0 and 3.0 prefix (magic, version, the right length), which
  * reaches the dict parser without the fuzzer having to find a matching length field.

@@ -1,4 +1,4 @@
-/* libFuzzer target: dr_options_parse (src/options.c), the whole command line. Input: the arguments, separated by
+/* libFuzzer target: dr_options_parse (src/cli/options.c), the whole command line. Input: the arguments, separated by
  * NUL or newline bytes (argv[0] is "dreduce"; at most 64 arguments). Each argument is a heap block of its own size,
  * so ASan sees a read past any of them.
  *

@@ -18,7 +18,7 @@ add_test(NAME sanitize_memcheck_dreduce_staged
          COMMAND ${DR_SANITIZE} memcheck $<TARGET_FILE:dreduce> --device gpu -n 1000003 --type float16 --misalign 3
                  --iters 3 --warmup 1 --staging host)
 # The library: device, pinned and pageable arrays of every row, host arrays in 64 KiB chunks (the overlapped
-# copy/reduce pipeline of src/chunks.c, many chunks per call, slots reused).
+# copy/reduce pipeline of src/lib/chunks.c, many chunks per call, slots reused).
 add_test(NAME sanitize_memcheck_library
          COMMAND ${DR_SANITIZE} --leaks memcheck $<TARGET_FILE:test_library> --require-gpu)
 set_tests_properties(sanitize_memcheck sanitize_racecheck sanitize_synccheck sanitize_initcheck

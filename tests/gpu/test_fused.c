@@ -10,7 +10,7 @@
  * argmin/argmax must give the host's element (value and index) to the bit: the one whose value is best, the first
  * of equal ones (== compares, so -0 and +0 tie), a NaN before any number; whatever the block size or start.
  * stats: count, min, max and integer sums exactly (sums in 128 bits), the exact sum (STATS_EXACT) to the bit, the
- * float sum within gamma(d) sum|x| + u |sum|, and m2 within the bound of src/reference.h's stats check:
+ * float sum within gamma(d) sum|x| + u |sum|, and m2 within the bound of src/cli/reference.h's stats check:
  *   |m2 - ref| <= gamma(d + 4) ref + 2 e sqrt(n ref) + n e^2,  e = gamma(d) max|x|,
  * ref a two-pass m2 in long double, d the plan's serial depth (each batch merge rounds a few times on non-negative
  * terms: the first term; a mean off by e moves m2 by the other two, Cauchy-Schwarz over the merges' weights).

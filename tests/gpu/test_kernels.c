@@ -1,5 +1,5 @@
 /* Every kernel level x every table row (type, op, accumulator) x sizes around every boundary x block sizes x
- * misaligned starts, on the GPU, against the host reference (src/reference.c). Also: the input is never modified,
+ * misaligned starts, on the GPU, against the host reference (src/cli/reference.c). Also: the input is never modified,
  * the poisoned result is always overwritten, and repeated runs give the same bits.
  *   test_kernels                the matrix above (fresh random data; seed printed, DREDUCE_TEST_SEED to repeat),
  *                               then float min/max over signed zeros, infinities and NaNs, to the bit, then
@@ -807,7 +807,7 @@ static int run_exact(const row_t *row, dr_kernel_t kernel, int block, const void
  * Exact sums: the rows of DR_EXACT_TABLE (acc EXACT), which multipass alone runs (kernels/exact.cu). The result is a
  * whole dr_exact_t, checked to the byte against the host's own (accum.h: dr_exact_zero, dr_exact_add_f64 of each
  * element widened to float64, dr_exact_normalize), and its rounding, dr_exact_to_f64, to the bit; where the data
- * come from the generator, the rounding also against src/reference.c's independent exact sum. The matrix here runs
+ * come from the generator, the rounding also against src/cli/reference.c's independent exact sum. The matrix here runs
  * data made to reach every part of the kernel: terms that stay in a thread's register window and terms that flush it
  * every time, subnormals, values near the largest that cancel (and that do not: the sum rounds to infinity), signed
  * zeros, infinities and NaNs; at sizes up to a few million, misaligned starts and every block size.
@@ -932,7 +932,7 @@ static int exact_run(exact_bufs_t *b, dr_kernel_t kernel, const row_t *row, int 
             dr_reference_check(ref, &v, plan.serial_depth, &c);
             if (!c.pass) {
                 ++failures;
-                if (failures <= 40) printf("FAIL %s: against src/reference.c: %s\n", run_what, c.detail);
+                if (failures <= 40) printf("FAIL %s: against src/cli/reference.c: %s\n", run_what, c.detail);
                 return 0;
             }
         }
@@ -1202,7 +1202,7 @@ static shape_t exact_shape(const row_t *row, int block)
 }
 
 /* Generated data (DR_DATA_RANDOM) of one exact row in a fresh allocation of exactly off + n elements, the host's
- * exact sum of it, and src/reference.c's. Returns the allocation; d_in is off elements into it. */
+ * exact sum of it, and src/cli/reference.c's. Returns the allocation; d_in is off elements into it. */
 static void *exact_generated(const row_t *row, size_t n, size_t off, uint64_t *rng, int threads, const void **d_in,
                              dr_exact_t *want, dr_reference_t *ref)
 {

@@ -27,7 +27,7 @@ Writes into OUTDIR (created if missing):
     formats and types are the other files').
 
 Expected values are computed here, exactly, with Python integers and fractions.Fraction, by the rules dreduce
-documents (include/dreduce/accum.h, dr_acc_select): integer sums wrap modulo 2^64 in 64-bit accumulators (32-bit
+documents (src/common/accum.h, dr_acc_select): integer sums wrap modulo 2^64 in 64-bit accumulators (32-bit
 types widen for sum), bitwise ops in the type's width, float sums accumulate in float64 ('wide', the default),
 min/max propagate NaN and order -0 below +0. Float values are drawn on grids coarse enough that every partial sum
 of the float64 accumulator is exact, whatever the order and the number of ranks: the exact sum (a Fraction,

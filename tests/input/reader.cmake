@@ -1,7 +1,7 @@
-# The --input reader on its own (src/input.c over src/npy.c), before it drives the program: test_input_read under
+# The --input reader on its own (src/lib/input.c over src/lib/npy.c), before it drives the program: test_input_read under
 # mpiexec with 1..4 ranks on fresh files written by make_inputs.py (the fixture input_files), comparing every
 # rank's bytes with the file and the merged host reference with the exact answers (see the program's opening
-# comment). Included from tests/CMakeLists.txt; label mpi. src/input.c is compiled in here until a library holds it.
+# comment). Included from tests/CMakeLists.txt; label mpi. src/lib/input.c is compiled in here until a library holds it.
 add_executable(test_input_read input/test_input_read.c ${PROJECT_SOURCE_DIR}/src/lib/input.c
                                ${PROJECT_SOURCE_DIR}/src/lib/input_hdf5.c)
 target_link_libraries(test_input_read PRIVATE dreduce_host MPI::MPI_C)
@@ -9,7 +9,7 @@ if(DR_HDF5)
   target_link_libraries(test_input_read PRIVATE dr_hdf5)
 endif()
 target_compile_options(test_input_read PRIVATE ${DR_C_WARNINGS})
-target_compile_definitions(test_input_read PRIVATE DR_TEST_HOOKS) # src/input.c honours DREDUCE_IO_MAX_BYTES here
+target_compile_definitions(test_input_read PRIVATE DR_TEST_HOOKS) # src/lib/input.c honours DREDUCE_IO_MAX_BYTES here
 
 set(DR_INPUTS ${CMAKE_CURRENT_BINARY_DIR}/inputs)
 # make_inputs.py needs only Python's standard library, but writes its numpy_* files (stats, argmin, argmax: written by

@@ -1,9 +1,9 @@
-/* MPI test of the --input reader (src/input.c) and of the host reference over file data (dr_reference_add), on the
+/* MPI test of the --input reader (src/lib/input.c) and of the host reference over file data (dr_reference_add), on the
  * files and answers of make_inputs.py: run under mpiexec with 1..4 ranks.
  *
  *   test_input_read DIR [CALL]   (DIR holds make_inputs.py's files and manifest.txt)
  *
- * With DREDUCE_IO_MAX_BYTES=L in the environment (honoured by src/input.c in this test build), every read of the
+ * With DREDUCE_IO_MAX_BYTES=L in the environment (honoured by src/lib/input.c in this test build), every read of the
  * default limit must take ceil(bytes / L) collective calls at least, and CALL (MPI_File_read_at_all_c, the MPI 4
  * large-count call, or MPI_File_read_at_all) must be the only kind made: the program wraps both through PMPI.
  *

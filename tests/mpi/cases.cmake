@@ -49,7 +49,7 @@ target_compile_options(dreduce-faults PRIVATE ${DR_C_WARNINGS})
 add_test(NAME mpi_faults COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/mpi/faults.sh ${DR_MPIEXEC} $<TARGET_FILE:dreduce-faults>)
 set_tests_properties(mpi_faults PROPERTIES LABELS mpi TIMEOUT 600 ENVIRONMENT "${DR_TEST_ENV}")
 
-# Determinism (docs/reliability.md): every row of the reduction table (include/dreduce/table.h), 3 ranks, 100
+# Determinism (docs/reliability.md): every row of the reduction table (src/common/table.h), 3 ranks, 100
 # repetitions in one job: the same bits every time (dreduce compares each repetition's result with the first and
 # exits 4 if one differs; the JSON report must say deterministic). Two CPU threads per rank, so the CPU backend
 # splits its shard too.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Determinism of the whole program: for every row of include/dreduce/table.h (type, op, accumulator), dreduce runs
+"""Determinism of the whole program: for every row of src/common/table.h (type, op, accumulator), dreduce runs
 the same reduction R times in one job (--iters R --warmup 0) and must report the same bits every time.
 
-dreduce itself compares every repetition's result with the first (src/main.c) and exits 4, with "repetitions of the
+dreduce itself compares every repetition's result with the first (src/cli/main.c) and exits 4, with "repetitions of the
 same reduction gave different results", when one differs; here each run must exit 0 and its JSON report must say
 verification.deterministic true, verification.pass true and config.iters R. (That a differing repetition does fail
 the run is tested by mpi_determinism_can_fail and gpu_determinism_can_fail, tests/mpi/flaky_combine.c.)
@@ -31,7 +31,7 @@ import time
 
 from mpi_launcher import launcher_flags
 
-# The 50 rows of include/dreduce/table.h as dreduce's options select them: integers take every op (sum and prod
+# The 50 rows of src/common/table.h as dreduce's options select them: integers take every op (sum and prod
 # accumulate in 64 bits whatever --acc says); float32 and the 16-bit floats take sum and prod in float64 (--acc wide)
 # and in float32 (--acc native), min and max in float32; float64 takes the four arithmetic ops.
 INT_TYPES = ["int32", "uint32", "int64", "uint64"]

@@ -6,7 +6,7 @@
  * MPI_Reduce through the MPI profiling interface: after the real reduction, on world rank 0 acting as the root, the
  * call numbered DREDUCE_TEST_FLIP_CALL (counting from 1 this process's MPI_Reduce calls where it is the root; unset or
  * 0: never) gets the lowest bit of its result flipped: one unit in the last place of a float, one of an integer.
- * dreduce calls MPI_Reduce only to combine partials (src/combine.c), once per level with two ranks or more: on one
+ * dreduce calls MPI_Reduce only to combine partials (src/lib/combine.c), once per level with two ranks or more: on one
  * node once per repetition, flat or hier (run with --timeout 0: under a timeout the combine is an MPI_Ireduce). The last repetition must stay untouched, so verification (which checks the last result) still passes and
  * the determinism check is the only one to fail. Prototypes as in mpi.h. */
 #include <mpi.h>

@@ -8,8 +8,8 @@ Usage:
 
 A case is an mpiexec command line. For a run that must succeed, the expected result is derived from the case's own
 dreduce arguments (type, op, acc, data, n, scaling, ranks, --ranks-per-node, --combine, --allreduce) by the model
-below, which follows the documented data patterns (include/dreduce/datagen.h) and combine rules
-(include/dreduce/accum.h, dr_acc_select in src/types.c) but shares no code with the program. The JSON report must then
+below, which follows the documented data patterns (src/common/datagen.h) and combine rules
+(src/common/accum.h, dr_acc_select in src/common/types.c) but shares no code with the program. The JSON report must then
 show that result exactly, a passed verification, and consistent shards, nodes and combine levels. A run that must
 fail has to exit non-zero (2 for usage errors) within the timeout, print its message exactly once (not once per
 rank) and no report.

@@ -1,4 +1,4 @@
-/* Unit test of src/binding.c without a GPU: argv[1] is the fixtures directory (tests/unit/topologies).
+/* Unit test of src/lib/binding.c without a GPU: argv[1] is the fixtures directory (tests/unit/topologies).
  *   2socket-8gpu.xml  2 packages of 16 cores x 2 PUs (package 0 = PUs 0-15,32-47, package 1 = 16-31,48-63), one NUMA
  *                     node each; GPUs 1a,1c,3d,3f:00.0 on package 0 and 9a,9c,bd,bf:00.0 on package 1, each behind
  *                     a host bridge and a PCIe switch port.

@@ -1,4 +1,4 @@
-/* Unit test of the CPU backend (src/cpu_backend.c) against the host reference (src/reference.c) and against our
+/* Unit test of the CPU backend (src/lib/cpu_backend.c) against the host reference (src/cli/reference.c) and against our
  * own naive single-threaded loops: every row of DR_REDUCTION_TABLE, several sizes, thread counts, patterns and
  * offsets; merged shard references; the float min/max NaN and signed-zero rules; and that the check can fail. */
 #include <math.h>
@@ -119,7 +119,7 @@ static double nmax(double a, double b)
 }
 
 /* A float reduction in index order, rounding to the accumulator after every step. */
-/* The CPU backend's order on one thread (src/cpu_backend.c): 8 lanes, element i in lane i % 8, each lane in order,
+/* The CPU backend's order on one thread (src/lib/cpu_backend.c): 8 lanes, element i in lane i % 8, each lane in order,
  * then the lanes folded as a tree (lane j with lane j + h, h = 4, 2, 1). */
 #define LANES 8
 static double lane_op(const row_t *r, double a, double x, int f32)

@@ -1,4 +1,4 @@
-/* Unit test of include/dreduce/accum.h's 16-bit widening and include/dreduce/datagen.h's generator: every 16-bit
+/* Unit test of src/common/accum.h's 16-bit widening and src/common/datagen.h's generator: every 16-bit
  * pattern against our own ldexp decoding; every type x pattern (x the prod variant) for range, grid, exactness,
  * determinism and seed sensitivity; a statistical sanity check of the random bits. */
 #include <math.h>

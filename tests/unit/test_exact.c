@@ -1,5 +1,5 @@
-/* Unit test of the exact sums (include/dreduce/accum.h, "Exact sums": dr_exact_t, header only) against the
- * independent reference (src/reference.c, dr_ref_exact_*), against the hardware's addition (a + b of two doubles is
+/* Unit test of the exact sums (src/common/accum.h, "Exact sums": dr_exact_t, header only) against the
+ * independent reference (src/cli/reference.c, dr_ref_exact_*), against the hardware's addition (a + b of two doubles is
  * their exact sum rounded once, with IEEE's rules for zeros, infinities and overflow) and against sums computed with
  * Python's fractions.Fraction (the table below). Both implementations must give the same bits everywhere:
  *   - the table: ties to even, the overflow threshold (2^1024 - 2^970), subnormal results, signed zeros, NaN and
@@ -14,7 +14,7 @@
  *     constructed directly, normalize to the value an independent big-integer sum of the words gives, again after
  *     DR_EXACT_ADDS more adds on top; DR_EXACT_ADDS adds of one term round to 2^30 times it;
  *   - float32, float16 and bfloat16 terms widened by accum.h's converters;
- *   - the CPU backend's exact sums (src/cpu_backend.c, by binade) against dr_exact_add_f64 of each element: the same
+ *   - the CPU backend's exact sums (src/lib/cpu_backend.c, by binade) against dr_exact_add_f64 of each element: the same
  *     words and flags, for every float type, on random bit patterns (NaNs, infinities, subnormals), every binade's
  *     largest significands (float64's split parts both full), cancellation, -0.0 and zeros, infinities without
  *     NaNs, at sizes around the bin sets' stride, on 1 and 3 threads.

@@ -1,4 +1,4 @@
-/* Unit test of src/npy.c: the .npy header parser (versions 1.0, 2.0, 3.0; every supported dtype; shapes, key
+/* Unit test of src/lib/npy.c: the .npy header parser (versions 1.0, 2.0, 3.0; every supported dtype; shapes, key
  * orders, quotes, numpy's exact output), its "need more bytes" answers for every prefix, every kind of bad header
  * with the message it must give, the size check against the file, and the raw file layout. */
 #include "check.h"

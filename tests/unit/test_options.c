@@ -1,4 +1,4 @@
-/* Unit test of src/options.c: dr_parse_count, dr_options_parse (every option, every spelling, every error),
+/* Unit test of src/cli/options.c: dr_parse_count, dr_options_parse (every option, every spelling, every error),
  * dr_parse_const's bit patterns (against an independent round-to-nearest-even search over every 16-bit pattern)
  * and dr_options_canonical. Prints one line per failure and a summary; returns 0 only if every check passed. */
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Unit test of src/shard.c: strong shards are contiguous, disjoint, cover [0, n) and differ in size by at most one
+/* Unit test of src/lib/shard.c: strong shards are contiguous, disjoint, cover [0, n) and differ in size by at most one
  * (the first n % P ranks get the extra element); weak shards are n elements at rank * n; a weak global array past
  * 2^64 - 1 elements is refused. */
 #include "check.h"

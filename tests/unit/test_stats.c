@@ -1,5 +1,5 @@
-/* Unit test of the new reductions of issue #37 on the CPU backend (src/cpu_backend.c) against the host reference
- * (src/reference.c) and against naive loops written here:
+/* Unit test of the new reductions of issue #37 on the CPU backend (src/lib/cpu_backend.c) against the host reference
+ * (src/cli/reference.c) and against naive loops written here:
  *   - argmin/argmax, every row of DR_ARG_TABLE: sizes 0, 1, 2, 7, 8, 9, 1000, 100003 (and 600001, where 8 threads
  *     really split the array), 1, 2, 3 and 8 threads, random, iota, constant and spread data, a random `first`:
  *     the value (bit for bit) and the global index equal the naive loop's and the reference's, the same for every
