@@ -149,6 +149,104 @@ static int map_type(hid_t ftype, dr_dtype_t *dtype, hid_t *memtype, char *msg, s
 
 /* ---- rank 0's first look ------------------------------------------------------------------------------------ */
 
+/* Filters by their registered ids (The HDF Group's list of registered filter plugins), for a filter whose name the
+ * file does not carry: the name a user searches for, and what decodes it. */
+static const char *filter_name(H5Z_filter_t id)
+{
+    static const struct {
+        H5Z_filter_t id;
+        const char *name;
+    } known[] = {{H5Z_FILTER_DEFLATE, "deflate (gzip)"}, {H5Z_FILTER_SHUFFLE, "shuffle"},
+                 {H5Z_FILTER_FLETCHER32, "fletcher32"},  {H5Z_FILTER_SZIP, "szip"},
+                 {H5Z_FILTER_NBIT, "nbit"},              {H5Z_FILTER_SCALEOFFSET, "scaleoffset"},
+                 {305, "LZO"},                           {307, "bzip2"},
+                 {32000, "LZF"},                         {32001, "blosc"},
+                 {32004, "LZ4"},                         {32008, "bitshuffle"},
+                 {32013, "zfp"},                         {32015, "Zstandard"},
+                 {32017, "SZ"},                          {32018, "FCIDECOMP"},
+                 {32019, "JPEG"},                        {32024, "SZ3"},
+                 {32026, "blosc2"}};
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; ++k)
+        if (known[k].id == id) return known[k].name;
+    return NULL;
+}
+
+/* An optional filter (H5Z_FLAG_OPTIONAL, as PyTables and h5py add plugin filters) is skipped by a writer that lacks
+ * it, and the chunk's filter mask says so: such chunks read without the filter. 1 when the dataset's first written
+ * chunk skipped filter `index` (or no chunk is written: every element is the fill value); the chunks of one dataset
+ * are written alike in practice, and one that is not still fails in H5Dread. */
+static int optional_filter_skipped(hid_t dset, unsigned index)
+{
+#if H5_VERSION_GE(1, 10, 5)
+    hid_t space = H5Dget_space(dset);
+    hsize_t chunks = 0, offset[H5S_MAX_RANK], size = 0;
+    haddr_t addr = 0;
+    unsigned mask = 0;
+    int skipped = 0;
+    if (space >= 0 && H5Dget_num_chunks(dset, space, &chunks) >= 0)
+        skipped = chunks == 0 ||
+                  (H5Dget_chunk_info(dset, space, 0, offset, &mask, &addr, &size) >= 0 && (mask & (1u << index)));
+    if (space >= 0) H5Sclose(space);
+    return skipped;
+#else
+    (void)dset, (void)index;
+    return 0;
+#endif
+}
+
+/* Refuse, by name and before anything is read, what this HDF5 cannot read: a filter it cannot decode (a plugin
+ * filter such as blosc, bzip2, LZF or Zstandard without its plugin: HDF5 would fail inside H5Dread with a generic
+ * error) and a virtual dataset (parallel HDF5 before 1.14 does not read them through the MPI-IO driver). */
+static int check_storage(hid_t dset, const char *name, char *msg, size_t len)
+{
+    hid_t dcpl = H5Dget_create_plist(dset);
+    if (dcpl < 0) return fail(msg, len, "dataset '%s': cannot read its creation properties", name);
+    int rc = 0;
+    if (H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+        size_t maps = 0;
+        char src[512] = "";
+        if (H5Pget_virtual_count(dcpl, &maps) >= 0 && maps > 0) {
+            char file[256] = "", dsname[256] = "";
+            H5Pget_virtual_filename(dcpl, 0, file, sizeof file);
+            H5Pget_virtual_dsetname(dcpl, 0, dsname, sizeof dsname);
+            snprintf(src, sizeof src, ", the first in '%s', dataset '%s'", file, dsname);
+        }
+        rc = fail(msg, len, "dataset '%s' is a virtual dataset (its data lives in %zu source dataset%s%s), which "
+                  "dreduce does not read: reduce the source datasets, or copy it into a regular one (h5repack -l "
+                  "CONTI)", name, maps, maps == 1 ? "" : "s", src);
+    }
+    const int nfilters = rc == 0 ? H5Pget_nfilters(dcpl) : 0;
+    for (int i = 0; i < nfilters && rc == 0; ++i) {
+        unsigned flags = 0, config = 0;
+        size_t nvalues = 0;
+        char stored[128] = "";
+        const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nvalues, NULL, sizeof stored, stored,
+                                               &config);
+        if (id < 0) {
+            rc = fail(msg, len, "dataset '%s': cannot read filter %d of its pipeline", name, i);
+            break;
+        }
+        /* H5Zfilter_avail also looks for a plugin (HDF5_PLUGIN_PATH, then HDF5's default plugin folder). */
+        const htri_t avail = H5Zfilter_avail(id);
+        unsigned info = 0;
+        const int decodes = avail > 0 && H5Zget_filter_info(id, &info) >= 0 && (info & H5Z_FILTER_CONFIG_DECODE_ENABLED);
+        if (decodes || ((flags & H5Z_FLAG_OPTIONAL) && optional_filter_skipped(dset, (unsigned)i))) continue;
+        const char *known = filter_name(id);
+        const char *shown = known ? known : stored[0] ? stored : "unregistered";
+        const char *plugin_path = getenv("HDF5_PLUGIN_PATH");
+        char where[384];
+        if (plugin_path && *plugin_path)
+            snprintf(where, sizeof where, "no plugin for it in HDF5_PLUGIN_PATH=%s", plugin_path);
+        else
+            snprintf(where, sizeof where, "set HDF5_PLUGIN_PATH to a folder holding its plugin, e.g. the hdf5plugin "
+                                          "package's (python3 -c 'import hdf5plugin; print(hdf5plugin.PLUGIN_PATH)')");
+        rc = fail(msg, len, "dataset '%s' is compressed with HDF5 filter %d (%s), which this HDF5 cannot decode (%s): "
+                  "%s", name, (int)id, shown, avail > 0 ? "its plugin only encodes" : "no plugin found", where);
+    }
+    H5Pclose(dcpl);
+    return rc;
+}
+
 typedef struct {
     char names[4096]; /* ", "-separated, cut with "..." */
     int count;
@@ -227,6 +325,7 @@ int dr_h5_inspect(const char *path, const char *dataset, dr_dtype_t *dtype, uint
         fail(msg, len, "dataset '%s': %s", name, why);
         goto done;
     }
+    if (check_storage(dset, name, msg, len) != 0) goto done;
     const hssize_t n = H5Sget_simple_extent_npoints(space);
     if (n <= 0) {
         fail(msg, len, "dataset '%s' has no elements", name);
@@ -244,6 +343,31 @@ done:
 }
 
 /* ---- every rank ------------------------------------------------------------------------------------------- */
+
+/* Collective transfers, except where the dataset's storage is not all allocated (a chunked dataset written in part:
+ * its unwritten chunks are the fill value). HDF5's collective chunk read (1.10.8's H5D__link_chunk_collective_io)
+ * reads such a chunk at the undefined address ("addr overflow, addr = 18446744073709551615") instead of filling it;
+ * an independent read fills it as HDF5 defines it. Every rank sees the same status, so all choose alike, and each
+ * still reads only its own share. */
+static H5FD_mpio_xfer_t transfer_mode(hid_t dset)
+{
+    H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
+    if (H5Dget_space_status(dset, &status) < 0 || status != H5D_SPACE_STATUS_ALLOCATED) return H5FD_MPIO_INDEPENDENT;
+    /* Likewise its collective read of filtered chunks runs the whole pipeline, ignoring a chunk's mask of skipped
+     * optional filters: a filter that check_storage let through because the writer skipped it. */
+    hid_t dcpl = H5Dget_create_plist(dset);
+    if (dcpl < 0) return H5FD_MPIO_INDEPENDENT;
+    H5FD_mpio_xfer_t mode = H5FD_MPIO_COLLECTIVE;
+    const int nfilters = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < nfilters; ++i) {
+        unsigned flags = 0, config = 0;
+        size_t nvalues = 0;
+        const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nvalues, NULL, 0, NULL, &config);
+        if (id < 0 || H5Zfilter_avail(id) <= 0) mode = H5FD_MPIO_INDEPENDENT;
+    }
+    H5Pclose(dcpl);
+    return mode;
+}
 
 int dr_h5_open(MPI_Comm comm, const char *path, const char *name, dr_dtype_t dtype, dr_h5_t **out, char *msg,
                size_t len)
@@ -275,8 +399,8 @@ int dr_h5_open(MPI_Comm comm, const char *path, const char *name, dr_dtype_t dty
         if (bad) fail(msg, len, "dataset '%s': its type changed since rank 0 looked (%s)", name, why);
         else if (h->ndim < 0 || H5Sget_simple_extent_dims(h->space, h->dims, NULL) < 0)
             fail(msg, len, "dataset '%s': cannot read its shape", name);
-        else if (h->dxpl < 0 || H5Pset_dxpl_mpio(h->dxpl, H5FD_MPIO_COLLECTIVE) < 0)
-            fail(msg, len, "cannot ask HDF5 for collective transfers");
+        else if (h->dxpl < 0 || H5Pset_dxpl_mpio(h->dxpl, transfer_mode(h->dset)) < 0)
+            fail(msg, len, "cannot set HDF5's transfer mode");
         else {
             *out = h;
             return 0;

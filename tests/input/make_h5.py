@@ -11,7 +11,10 @@ them). Writes into OUTDIR a manifest.json in make_inputs.py's format, so run_inp
     3 or 4; values on grids where every float64 partial sum is exact, so NumPy's answer is the one right answer;
   - bad: not an HDF5 file, a missing dataset, several datasets and none named, compound, string, variable-length
     and enum types, a 16-byte float, zero elements, a truncated file, --offset/--type/--op clashes, --dataset on a
-    .npy file, a named pipe called .h5.
+    .npy file, a named pipe called .h5;
+  - files as other tools leave them: chunked datasets written in part (unwritten chunks read as the fill value),
+    a plugin filter (blosc) this HDF5 cannot decode (refused by name) and the same filter skipped by its writer
+    (read), a virtual dataset (refused by name).
 """
 
 import argparse
@@ -125,6 +128,63 @@ def main():
     # a named dataset among several (the others ignored); the name without its leading '/'
     add_good("uint16_named_among_3.h5", "wanted", "uint16", (4099,),
              extra={"other": np.arange(5, dtype=np.int32), "g/third": np.ones(3)}, args=["--dataset", "wanted"])
+
+    def add_partial(name, dtype, shape, chunks, writes, fill=None, gzip=False, ops=None):
+        """A chunked dataset written in part (h5py `d[sel] = x`): its unwritten chunks are never allocated and read
+        as the fill value (HDF5's default 0, or `fill`); the answers are NumPy's over what h5py reads back."""
+        with h5py.File(path(name), "w") as f:
+            kw = dict(compression="gzip", shuffle=True) if gzip else {}
+            d = f.create_dataset("part", shape, dtype=dtype, chunks=chunks, fillvalue=fill, **kw)
+            for sel in writes:
+                d[sel] = values(rng, dtype, int(np.prod(d[sel].shape))).reshape(d[sel].shape)
+            arr = d[...]
+            assert d.id.get_num_chunks() < int(np.prod([-(-n // c) for n, c in zip(shape, chunks)])), name
+        if ops is None:
+            ops = ["sum", "min", "max"] + (["bxor"] if np.dtype(dtype).kind in "iu" else [])
+        good.append(dict(file=name, dtype=dtype, count=int(np.prod(shape)), data_offset=0, args=[],
+                         expect=answers(dtype, arr, ops), note="partly written"))
+
+    # Partly written chunked datasets. 100000 float64 in chunks of 1000 with 10 elements written: at np 2..4 whole
+    # shares of ranks are unwritten; gzip + shuffle with a custom fill value; 3-D; a dataset no chunk of which was
+    # written (every element the fill value).
+    add_partial("float64_partial_100000.h5", "float64", (100000,), (1000,), [np.s_[5000:5010]])
+    add_partial("int32_partial_gzip_fill_70001.h5", "int32", (70001,), (999,),
+                [np.s_[0:10], np.s_[40000:41234], np.s_[70000:]], fill=-7, gzip=True)
+    add_partial("float32_partial_3d_gzip_20x30x40.h5", "float32", (20, 30, 40), (5, 10, 10),
+                [np.s_[0:5, 0:10, :], np.s_[12:14, 25:, 3:17]], gzip=True)
+    add_partial("uint16_unwritten_fill_9999.h5", "uint16", (9999,), (100,), [], fill=3)
+
+    # An optional plugin filter (blosc, 32001, as PyTables and h5py add it) that the writer skipped: each chunk's
+    # filter mask says so and it reads without the filter (independently: see input_hdf5.c, transfer_mode).
+    from h5py import h5d, h5p, h5s, h5t, h5z
+
+    def plugin_filtered(name, mask):
+        data = np.arange(1000, dtype=np.float32) * np.float32(0.25)
+        with h5py.File(path(name), "w") as f:
+            dcpl = h5p.create(h5p.DATASET_CREATE)
+            dcpl.set_chunk((100,))
+            dcpl.set_filter(32001, h5z.FLAG_OPTIONAL, (2, 2, 4, 400, 5, 1, 1))
+            d = h5py.Dataset(h5d.create(f.id, b"x", h5t.NATIVE_FLOAT, h5s.create_simple((1000,)), dcpl=dcpl))
+            for k in range(10):  # the chunks' bytes as they are: "filtered" (mask 0) or the filter skipped (mask 1)
+                d.id.write_direct_chunk((k * 100,), data[k * 100:(k + 1) * 100].tobytes(), filter_mask=mask)
+        return data
+
+    if not h5z.filter_avail(32001):
+        data = plugin_filtered("float32_blosc_skipped.h5", 1)
+        good.append(dict(file="float32_blosc_skipped.h5", dtype="float32", count=1000, data_offset=0, args=[],
+                         expect=answers("float32", data, ["sum", "min", "max"]), note="optional filter skipped"))
+        plugin_filtered("blosc_without_plugin.h5", 0)
+        add_bad("blosc_without_plugin.h5", [], "dataset '/x' is compressed with HDF5 filter 32001 (blosc), which this "
+                "HDF5 cannot decode (no plugin found): set HDF5_PLUGIN_PATH")
+    # A virtual dataset: refused by name, with its first source.
+    with h5py.File(path("vds_source.h5"), "w") as f:
+        f.create_dataset("a", data=np.arange(10.0))
+    layout = h5py.VirtualLayout(shape=(10,), dtype="f8")
+    layout[:] = h5py.VirtualSource("vds_source.h5", "a", shape=(10,))
+    with h5py.File(path("virtual.h5"), "w") as f:
+        f.create_virtual_dataset("v", layout, fillvalue=0)
+    add_bad("virtual.h5", [], "dataset '/v' is a virtual dataset (its data lives in 1 source dataset, the first in "
+            "'vds_source.h5', dataset 'a'), which dreduce does not read")
 
     # ---- bad inputs -------------------------------------------------------------------------------------------
     with open(path("not_hdf5.h5"), "wb") as f:
