@@ -128,11 +128,18 @@ typedef dr_stats_result_t dreduce_stats_t;
 
 /* A reduced value, in its accumulator kind (float64 for an exact sum: dr_acc_result_kind). DR_ARGMIN/DR_ARGMAX: kind
  * DR_ACC_ARG_*, value.arg holds the extreme value and the global index of its first occurrence (DR_ARG_NONE for an
- * empty array). DR_STATS: kind DR_ACC_STATS_*, the result is `stats`. */
+ * empty array). DR_STATS: kind DR_ACC_STATS_*, the result is `stats`.
+ *
+ * An array with no element at all (every rank's part empty): min, max, band, bor, bxor, argmin and argmax have no
+ * value (NumPy raises for min and max: "zero-size array to reduction operation minimum which has no identity"), and
+ * the result says so with no_value 1 (value then holds the op's identity, which is not data; argmin/argmax also
+ * index DR_ARG_NONE); dreduce_result_double gives NaN and dreduce_result_format "none". sum and prod are 0 and 1, as
+ * NumPy's, and stats has count 0 (its min and max no value): those have no_value 0. */
 typedef struct {
     dr_acc_kind_t kind;
     dr_value_t value;
-    int valid; /* 1 where the value is the combined result (rank 0, or every rank with allreduce) */
+    int valid;    /* 1 where the value is the combined result (rank 0, or every rank with allreduce) */
+    int no_value; /* 1: the array had no element and the op has no value for it (see above); valid stays 1 */
     dreduce_stats_t stats; /* DR_STATS only */
 } dreduce_result_t;
 
@@ -247,7 +254,8 @@ dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *f
 dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
                                 dreduce_result_t *out, dreduce_file_info_t *info);
 
-/* This rank's own partial of the last dreduce_reduce (before the combine): for checking one rank's share. */
+/* This rank's own partial of the last dreduce_reduce (before the combine): for checking one rank's share
+ * (no_value where this rank's part was empty and the op has no value for that). */
 dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out);
 
 /* Times of the last dreduce_reduce on this rank. */
@@ -266,13 +274,13 @@ const char *dreduce_combine_path(const dreduce_context_t *ctx);
  * NaN) where nothing was measured (one rank, no CUDA-aware MPI, a forced staging, the CPU backend). */
 int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, double *mapped_us);
 
-/* The result as a double (integers converted, rounding above 2^53; argmin/argmax: the value); NaN when r is NULL or
- * not valid, and for stats (read r->stats). */
+/* The result as a double (integers converted, rounding above 2^53; argmin/argmax: the value); NaN when r is NULL, not
+ * valid, has no value (no_value) or a kind that is not a dr_acc_kind_t, and for stats (read r->stats). */
 double dreduce_result_double(const dreduce_result_t *r);
 
-/* Format a result for humans ("12345", "-0.5", "nan"; argmin/argmax "VALUE at INDEX", or "none" for an empty array;
- * stats "count=N sum=S mean=M var=V min=A max=B", var the population variance; "invalid" when r is NULL or not
- * valid) into buf, NUL-terminated
+/* Format a result for humans ("12345", "-0.5", "nan"; argmin/argmax "VALUE at INDEX"; "none" where it has no value
+ * (no_value); stats "count=N sum=S mean=M var=V min=A max=B", var the population variance, min and max "none" at
+ * count 0; "invalid" when r is NULL or not valid) into buf, NUL-terminated
  * within len bytes (buf may be NULL when len is 0). Returns the length of the whole text like snprintf: the text was
  * cut short if that is >= len, so a caller can check, or call again with a buffer of the returned length + 1. */
 int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len);

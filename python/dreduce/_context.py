@@ -237,6 +237,7 @@ class Context:
         self._mode = cfg.acc_mode
         self._res = _lib.Result()
         self._valid_view = _c.c_int.from_buffer(self._res, _lib.Result.valid.offset)
+        self._no_value_view = _c.c_int.from_buffer(self._res, _lib.Result.no_value.offset)
         self._kind_view = _c.c_int.from_buffer(self._res, _lib.Result.kind.offset)
         self._views = {
             _lib.ACC_I32: _c.c_int32.from_buffer(self._res, _VALUE_OFFSET),
@@ -296,7 +297,9 @@ class Context:
         """Reduce this rank's array with the other ranks' (collective). Returns the result where it arrives (rank
         0, or every rank with allreduce) and None elsewhere: a Python int (integer accumulators, exact: sums and
         products wrap modulo 2^64) or float; for op="stats" a Stats; for "argmin"/"argmax" (value, index) with
-        the index in the whole array (ranks' parts in rank order; (None, None) for an empty array).
+        the index in the whole array (ranks' parts in rank order; (None, None) for an empty array). min, max and
+        the bitwise ops of an array with no element have no value (NumPy raises for min and max): None, as stats'
+        min and max are then; sum and prod of it are 0 and 1, as NumPy's.
 
         array: NumPy (host), CuPy, torch (GPU or CPU), or anything with DLPack, __cuda_array_interface__, the NumPy
         array interface or the buffer protocol; C-contiguous, any shape (flattened). op: "sum", "min", "max",
@@ -361,7 +364,7 @@ class Context:
         kind = self._kind_view.value
         view = self._views.get(kind)
         if view is not None:
-            return view.value
+            return None if self._no_value_view.value else view.value
         if kind >= _lib.ACC_STATS_I64:
             return _stats(self._res)
         return _arg(self._res)

@@ -69,7 +69,8 @@ class Stats(ctypes.Structure):  # dr_stats_result_t = dreduce_stats_t
 
 
 class Result(ctypes.Structure):  # dreduce_result_t
-    _fields_ = [("kind", ctypes.c_int), ("value", Value), ("valid", ctypes.c_int), ("stats", Stats)]
+    _fields_ = [("kind", ctypes.c_int), ("value", Value), ("valid", ctypes.c_int), ("no_value", ctypes.c_int),
+                ("stats", Stats)]
 
 
 class Timings(ctypes.Structure):  # dreduce_timings_t

@@ -344,6 +344,27 @@ static dr_status_t feed_reference(const run_t *r, dr_reference_t *ref, int start
     return DR_OK;
 }
 
+/* A result against its reference. Whether it has a value is checked too, by the rule the header states for
+ * dreduce_result_t.no_value, independently of the library's: min, max, the bitwise ops, argmin and argmax of an
+ * array with no element have none, every other result has one. */
+static void check_result(const dr_reference_t *ref, const dreduce_result_t *res, uint64_t depth, dr_check_t *out)
+{
+    const dr_op_t op = ref->op;
+    const int want_none = ref->count == 0 && (op == DR_MIN || op == DR_MAX || op == DR_BAND || op == DR_BOR ||
+                                              op == DR_BXOR || op == DR_ARGMIN || op == DR_ARGMAX);
+    if (want_none != (res->no_value != 0)) {
+        memset(out, 0, sizeof *out);
+        out->expected = out->error = out->bound = NAN;
+        snprintf(out->detail, sizeof out->detail, "%s of %" PRIu64 " elements: no_value is %d, expected %d",
+                 dreduce_op_name(op), ref->count, res->no_value, want_none);
+        return;
+    }
+    if (dr_acc_kind_is_stats(ref->acc)) dr_reference_check_stats(ref, &res->stats, depth, out);
+    else dr_reference_check(ref, &res->value, depth, out);
+    if (want_none && out->pass && !dr_op_is_arg(op))
+        snprintf(out->detail, sizeof out->detail, "%s of no elements: none, as expected", dreduce_op_name(op));
+}
+
 /* Step 3, verification: each rank checks its own partial against the reference of its shard (so a wrong result
  * names the rank and level that made it), then rank 0 checks the combined result against the merged references. */
 static void verify(run_t *r)
@@ -379,8 +400,7 @@ static void verify(run_t *r)
     dreduce_result_t partial;
     dr_check_t local_check;
     if (dreduce_local_partial(r->ctx, &partial) != DR_OK) abort_job(DR_ERR_RUNTIME);
-    if (dr_acc_kind_is_stats(r->acc)) dr_reference_check_stats(&ref, &partial.stats, r->depth, &local_check);
-    else dr_reference_check(&ref, &partial.value, r->depth, &local_check);
+    check_result(&ref, &partial, r->depth, &local_check);
     int local_bad = 0;
     if (!local_check.pass) {
         local_bad = 1;
@@ -401,8 +421,7 @@ static void verify(run_t *r)
         for (int i = 1; i < r->nranks; ++i) dr_reference_merge(&total, &refs[i]);
         /* The combine adds at most one rounding (or merge) per rank (a linear chain, whatever algorithm MPI picks). */
         const uint64_t total_depth = max_depth + (uint64_t)r->nranks;
-        if (dr_acc_kind_is_stats(r->acc)) dr_reference_check_stats(&total, &r->result.stats, total_depth, &r->check);
-        else dr_reference_check(&total, &r->result.value, total_depth, &r->check);
+        check_result(&total, &r->result, total_depth, &r->check);
         free(refs);
     }
 }
@@ -468,7 +487,8 @@ static dr_status_t report(run_t *r)
             .opt = o, .nranks = r->nranks, .nnodes = r->info.nnodes, .emulated = r->info.emulated,
             .n_total = o->scaling == DR_SCALING_WEAK ? o->n * (uint64_t)r->nranks : o->n, .acc = r->acc,
             .path_text = dreduce_combine_path(r->ctx), .path_us = {NAN, NAN}, .mpi_library = lib,
-            .result = r->result.value, .stats = r->result.stats, .deterministic = r->deterministic,
+            .result = r->result.value, .no_value = r->result.no_value, .stats = r->result.stats,
+            .deterministic = r->deterministic,
             .check = r->check, .ranks = recs,
         };
         dreduce_combine_costs(r->ctx, &rep.path_us[0], &rep.path_us[1]);

@@ -90,8 +90,8 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
     return n;
 }
 
-/* ---- the result as text: one value; argmin/argmax "VALUE at INDEX" ("none" for no element); stats field by field
- * ---- */
+/* ---- the result as text: one value ("none" where it has none: dreduce_result_t.no_value); argmin/argmax "VALUE at
+ * INDEX"; stats field by field ---- */
 typedef struct {
     char count[24], sum[48], mean[32], var_pop[32], var_sample[32], m2[32], min[32], max[32];
 } stats_text_t;
@@ -114,6 +114,11 @@ static void stats_text(const dr_report_t *r, stats_text_t *t)
     f64_text(st->var_pop, t->var_pop, sizeof t->var_pop);
     f64_text(st->var_sample, t->var_sample, sizeof t->var_sample);
     f64_text(st->m2, t->m2, sizeof t->m2);
+    if (st->count == 0) { /* the min and max of nothing: their identities are not data */
+        snprintf(t->min, sizeof t->min, "none");
+        snprintf(t->max, sizeof t->max, "none");
+        return;
+    }
     dr_value_t v;
     memset(&v, 0, sizeof v);
     memcpy(&v, &st->min, sizeof st->min);
@@ -139,6 +144,8 @@ static void result_text(const dr_report_t *r, int with_index, char *buf, size_t 
         if (!has_index(r)) snprintf(buf, len, "none");
         else if (with_index) snprintf(buf, len, "%s at %" PRIu64, v, r->result.arg.index);
         else snprintf(buf, len, "%s", v);
+    } else if (r->no_value) {
+        snprintf(buf, len, "none");
     } else {
         dr_value_format(r->acc, &r->result, buf, len);
     }

@@ -61,6 +61,7 @@ typedef struct {
     double path_us[2];       /* staging auto's measured costs (device buffers, mapped), us; NaN if not measured */
     const char *mpi_library; /* MPI_Get_library_version, first line */
     dr_value_t result;       /* argmin/argmax: result.arg */
+    int no_value;            /* the array had no element and the op has no value for that (dreduce_result_t) */
     dr_stats_result_t stats; /* stats (acc a DR_ACC_STATS_* kind) */
     int deterministic;       /* every repetition gave the same bits */
     dr_check_t check;        /* valid when opt->verify */

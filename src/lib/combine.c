@@ -58,7 +58,7 @@ void dr_record_init(dr_record_t *r, const dr_signature_t *sig, int rank, dr_stat
 static int record_agrees(const dr_record_t *r)
 {
     if (r->failed) return 0;
-    for (int k = 0; k < DR_SIG_COUNT; ++k)
+    for (int k = 0; k < DR_SIG_AGREED; ++k)
         if (r->sig[k].min != r->sig[k].max) return 0;
     return 1;
 }
@@ -67,7 +67,7 @@ static int record_agrees(const dr_record_t *r)
 static void record_merge(const dr_record_t *in, dr_record_t *io)
 {
     int same = record_agrees(in) && record_agrees(io);
-    for (int k = 0; k < DR_SIG_COUNT && same; ++k) same = in->sig[k].min == io->sig[k].min;
+    for (int k = 0; k < DR_SIG_AGREED && same; ++k) same = in->sig[k].min == io->sig[k].min;
     if (same) {
         const int32_t acc = io->sig[DR_SIG_ACC_KIND].min, op = io->sig[DR_SIG_OP].min;
         if (acc >= 0 && acc < DR_ACC_KIND_COUNT && op >= 0 && op < DR_OP_COUNT)
@@ -140,6 +140,7 @@ dr_status_t dr_record_mpi(dr_acc_mode_t mode, MPI_Datatype *type, MPI_Op *op)
 static const char *const sig_names[DR_SIG_COUNT] = {
     [DR_SIG_DTYPE] = "dtype", [DR_SIG_OP] = "op", [DR_SIG_ACC_MODE] = "acc_mode", [DR_SIG_ACC_KIND] = "accumulator",
     [DR_SIG_COMBINE] = "cfg.combine", [DR_SIG_ALLREDUCE] = "cfg.allreduce", [DR_SIG_RANKS_PER_NODE] = "cfg.ranks_per_node",
+    [DR_SIG_EMPTY] = "empty part",
 };
 
 static void sig_value_text(int field, int32_t v, char *buf, size_t len)
@@ -165,7 +166,7 @@ dr_status_t dr_record_check(const dr_record_t *r)
         return r->failed_status > DR_OK ? (dr_status_t)r->failed_status : DR_ERR_RUNTIME;
     }
     char msg[768] = "";
-    for (int k = 0; k < DR_SIG_COUNT; ++k) {
+    for (int k = 0; k < DR_SIG_AGREED; ++k) {
         if (r->sig[k].min == r->sig[k].max) continue;
         char lo[32], hi[32];
         sig_value_text(k, r->sig[k].min, lo, sizeof lo);
@@ -286,7 +287,7 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
 
 /* One collective of one level: blocking (watched by the watchdog's thread) when asked (device buffers, or no rank
  * under a timeout); else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer
- * (a rank without a timeout of its own just waits). `blocking` is alike on every rank (dreduce.c, choose_path). kind 'r':
+ * (a rank without a timeout of its own just waits). `blocking` is alike on every rank (context.c, choose_path). kind 'r':
  * reduce to 0, 'a': allreduce, 'b': a broadcast from 0. */
 static dr_status_t level(dr_watchdog_t *wd, int blocking, dr_acc_mode_t acc_mode, const char *what, char kind,
                          const void *in, void *out, MPI_Comm comm, double *ms)

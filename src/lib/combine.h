@@ -48,8 +48,15 @@ typedef enum {
     DR_SIG_COMBINE,
     DR_SIG_ALLREDUCE,
     DR_SIG_RANKS_PER_NODE,
+    /* Not an argument that must agree: 1 where the rank's part has no element. Its range over the ranks says
+     * whether the whole array has any (min 1: none), for the ops that have no value for an empty array. It rides in
+     * the signature because the signature is written into the record only when it changes. */
+    DR_SIG_EMPTY,
     DR_SIG_COUNT
 } dr_sig_field_t;
+
+/* The fields below this one must be alike on every rank. */
+#define DR_SIG_AGREED DR_SIG_EMPTY
 
 typedef struct {
     int32_t v[DR_SIG_COUNT];

@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -390,9 +391,11 @@ static dr_status_t check_kernel(const dreduce_context_t *ctx, dr_op_t op)
 static dr_status_t check_count(dr_dtype_t dtype, uint64_t count)
 {
     const size_t esize = dr_dtype_size(dtype);
-    if (count > SIZE_MAX / esize) {
-        dr_error("count %llu: that many elements of %zu bytes do not fit in this process's address space",
-                 (unsigned long long)count, esize);
+    /* PTRDIFF_MAX, not SIZE_MAX: no object is larger (C11 6.5.6: the difference of two pointers into it must be a
+     * ptrdiff_t), so a larger count cannot describe a real buffer. */
+    if (count > (uint64_t)PTRDIFF_MAX / esize) {
+        dr_error("count %llu: that many elements of %zu bytes do not fit in this process's address space (at most "
+                 "%llu bytes, PTRDIFF_MAX)", (unsigned long long)count, esize, (unsigned long long)PTRDIFF_MAX);
         return DR_ERR_USAGE;
     }
     return DR_OK;
@@ -530,17 +533,28 @@ static void inject_faults(dreduce_context_t *ctx)
     }
 }
 
-/* The signature of a call (combine.h): what every rank must pass alike. */
-static void make_signature(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, dr_signature_t *sig)
+/* The signature of a call (combine.h): what every rank must pass alike, and whether this rank's part is empty.
+ * shape_ok 0: (dtype, op) failed check_shape on this rank, whose record then says it failed; its accumulator kind
+ * is not looked up. */
+static void make_signature(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, int shape_ok, uint64_t count,
+                           dr_signature_t *sig)
 {
     memset(sig, 0, sizeof *sig);
     sig->v[DR_SIG_DTYPE] = (int32_t)dtype;
     sig->v[DR_SIG_OP] = (int32_t)op;
     sig->v[DR_SIG_ACC_MODE] = (int32_t)ctx->cfg.acc_mode;
-    sig->v[DR_SIG_ACC_KIND] = (int32_t)dr_acc_select(dtype, op, ctx->cfg.acc_mode);
+    sig->v[DR_SIG_ACC_KIND] = shape_ok ? (int32_t)dr_acc_select(dtype, op, ctx->cfg.acc_mode) : -1;
+    sig->v[DR_SIG_EMPTY] = count == 0;
     sig->v[DR_SIG_COMBINE] = (int32_t)ctx->cfg.combine;
     sig->v[DR_SIG_ALLREDUCE] = ctx->cfg.allreduce != 0;
     sig->v[DR_SIG_RANKS_PER_NODE] = ctx->cfg.ranks_per_node;
+}
+
+/* The ops that have no value for an array with no element (dreduce_result_t.no_value): their identity is not data.
+ * sum and prod are 0 and 1 as NumPy's; stats says so with count 0. */
+static int op_has_no_empty_value(dr_op_t op)
+{
+    return op == DR_MIN || op == DR_MAX || op == DR_BAND || op == DR_BOR || op == DR_BXOR || dr_op_is_arg(op);
 }
 
 /* With a reduce to rank 0 under a timeout (nonblocking collectives), the other ranks never wait for the root: they
@@ -588,6 +602,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         DR_CHECK(dr_record_check(&rec));
         out->kind = dr_acc_result_kind(ctx->comb.acc);
         out->valid = 1;
+        out->no_value = rec.sig[DR_SIG_EMPTY].min == 1 && op_has_no_empty_value(ctx->comb.op);
         dr_partial_result(ctx->comb.acc, &rec.value, &out->value);
         if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &rec.value, &out->stats);
     }
@@ -675,6 +690,7 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         tm->depth = depth;
     }
     ctx->have_partial = 1;
+    ctx->part_empty = count == 0;
     return DR_OK;
 }
 
@@ -692,15 +708,19 @@ static dr_status_t reduce_call(dreduce_context_t *ctx, const void *buf, uint64_t
         dr_error("dreduce_reduce: ctx is NULL");
         return DR_ERR_USAGE;
     }
-    /* Errors every rank sees alike: return before communicating. */
-    DR_CHECK(check_shape(dtype, op, ctx->cfg.acc_mode));
+    /* A bad dtype or op may be one rank's alone: like every other argument error it joins the combine flagged as
+     * failed (include/dreduce.h, "Collectives"), so the other ranks return an error naming it instead of waiting. */
+    const dr_status_t shape = check_shape(dtype, op, ctx->cfg.acc_mode);
     reset_timings(&ctx->timings);
     ctx->have_partial = 0;
     dr_signature_t sig;
-    make_signature(ctx, dtype, op, &sig);
-    dr_status_t local = DR_ERR_USAGE;
+    make_signature(ctx, dtype, op, shape == DR_OK, count, &sig);
+    dr_status_t local = shape != DR_OK ? shape : DR_ERR_USAGE; /* until reduce_local runs */
     int placed = 1;
-    if (!first_given && dr_op_is_arg(op)) {
+    if (shape != DR_OK) {
+        out = NULL; /* said already */
+        placed = 0;
+    } else if (!first_given && dr_op_is_arg(op)) {
         if (ctx->topo.nranks == 1) {
             first = 0;
         } else if (ctx->have_first && ctx->first_count == count) {
@@ -745,11 +765,13 @@ dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_
         return DR_ERR_USAGE;
     }
     if (why == DR_OK) why = DR_ERR_USAGE; /* a failure it must be */
-    DR_CHECK(check_shape(dtype, op, ctx->cfg.acc_mode));
+    /* Whatever dtype and op say (the caller's reason may be that they are bad), this rank joins the combine. */
+    const int shape_ok = (unsigned)dtype < DR_DTYPE_COUNT && (unsigned)op < DR_OP_COUNT && dr_op_valid(dtype, op) &&
+                         dr_acc_mode_valid(dtype, op, ctx->cfg.acc_mode);
     reset_timings(&ctx->timings);
     ctx->have_partial = 0;
     dr_signature_t sig;
-    make_signature(ctx, dtype, op, &sig);
+    make_signature(ctx, dtype, op, shape_ok, 0, &sig);
     const dr_status_t s = finish(ctx, why, &sig, res, t0);
     dr_watchdog_leave(ctx->wd);
     return s == DR_OK ? why : s;
@@ -808,9 +830,8 @@ static dr_status_t file_next(void *state, void *slot, size_t max_elems, const vo
     return DR_OK;
 }
 
-/* Open a file for the context (collective; the same status on every rank) and find this rank's share of it. */
-static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op, dr_input_t *in,
-                             dreduce_file_info_t *info)
+/* The arguments of a file call that this rank alone can get wrong. */
+static dr_status_t check_file_args(const dreduce_file_t *file, dr_op_t op)
 {
     if (!file || !file->path) {
         dr_error("%s is NULL", file ? "file->path" : "file");
@@ -825,6 +846,18 @@ static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file,
         dr_error("op %d is not a dr_op_t (0..%d: %s)", (int)op, DR_OP_COUNT - 1, dr_op_names());
         return DR_ERR_USAGE;
     }
+    return DR_OK;
+}
+
+/* Open a file for the context (collective; the same status on every rank) and find this rank's share of it.
+ * `mine` is this rank's own verdict on the call's other arguments: every rank's argument errors are agreed before
+ * the file is opened (one MPI_Allreduce), so a rank with a bad argument never leaves the others in the open's
+ * collectives. */
+static dr_status_t open_file(dreduce_context_t *ctx, dr_status_t mine, const dreduce_file_t *file, dr_op_t op,
+                             dr_input_t *in, dreduce_file_info_t *info)
+{
+    if (mine == DR_OK) mine = check_file_args(file, op);
+    DR_CHECK(dr_context_agree(ctx, mine, "opening a file (every rank checking its arguments)"));
     dr_input_spec_t spec;
     dr_file_spec(file, op, ctx->cfg.acc_mode, &spec);
     DR_CHECK(dr_input_open(ctx->topo.comm, file->path, &spec, in));
@@ -837,12 +870,14 @@ static dr_status_t open_file(dreduce_context_t *ctx, const dreduce_file_t *file,
 dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op,
                                  dreduce_file_info_t *info)
 {
-    if (!ctx || !info) {
-        dr_error("dreduce_file_inspect: %s is NULL", ctx ? "info" : "ctx");
+    if (!ctx) {
+        dr_error("dreduce_file_inspect: ctx is NULL");
         return DR_ERR_USAGE;
     }
+    dreduce_file_info_t unread;
+    if (!info) dr_error("dreduce_file_inspect: info is NULL");
     dr_input_t in;
-    DR_CHECK(open_file(ctx, file, op, &in, info));
+    DR_CHECK(open_file(ctx, info ? DR_OK : DR_ERR_USAGE, file, op, &in, info ? info : &unread));
     dr_input_close(&in);
     return DR_OK;
 }
@@ -851,15 +886,21 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
                                 dreduce_result_t *out, dreduce_file_info_t *info)
 {
     if (out) memset(out, 0, sizeof *out); /* valid = 0 whatever error follows */
-    if (!ctx || !out) {
-        dr_error("dreduce_reduce_file: %s is NULL", ctx ? "out" : "ctx");
+    if (!ctx) {
+        dr_error("dreduce_reduce_file: ctx is NULL");
         return DR_ERR_USAGE;
     }
     const double t0 = dr_now_ms();
-    if (ctx->is_gpu) DR_CHECK(dr_gpu_use(&ctx->gpu));
+    /* This rank's own problems (a NULL out, its GPU) are agreed with the arguments before the file is opened. */
+    dr_status_t mine = DR_OK;
+    if (!out) {
+        dr_error("dreduce_reduce_file: out is NULL");
+        mine = DR_ERR_USAGE;
+    }
+    if (mine == DR_OK && ctx->is_gpu) mine = dr_gpu_use(&ctx->gpu);
     dr_input_t in;
     dreduce_file_info_t fi;
-    DR_CHECK(open_file(ctx, file, op, &in, &fi));
+    DR_CHECK(open_file(ctx, mine, file, op, &in, &fi));
     const size_t esize = dr_dtype_size(fi.dtype);
     dr_status_t s = check_shape(fi.dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = check_kernel(ctx, op);
@@ -874,7 +915,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     ctx->have_partial = 0;
     memset(out, 0, sizeof *out);
     dr_signature_t sig;
-    make_signature(ctx, fi.dtype, op, &sig);
+    make_signature(ctx, fi.dtype, op, 1, fi.mine, &sig);
     const size_t slot = ctx->cfg.chunk_bytes / esize;
     dr_input_stream_t stream;
     dr_chunk_stats_t st;
@@ -891,6 +932,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     if (s == DR_OK) {
         record_chunks(tm, &st, esize, 1);
         ctx->have_partial = 1;
+        ctx->part_empty = fi.mine == 0;
         if (info) *info = fi;
     }
     s = finish(ctx, s, &sig, out, t0);
@@ -901,13 +943,14 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
 dr_status_t dreduce_file_scan(dreduce_context_t *ctx, const dreduce_file_t *file, dr_op_t op, size_t chunk_bytes,
                               dreduce_chunk_fn fn, void *user)
 {
-    if (!ctx || !fn) {
-        dr_error("dreduce_file_scan: %s is NULL", ctx ? "fn" : "ctx");
+    if (!ctx) {
+        dr_error("dreduce_file_scan: ctx is NULL");
         return DR_ERR_USAGE;
     }
+    if (!fn) dr_error("dreduce_file_scan: fn is NULL");
     dr_input_t in;
     dreduce_file_info_t info;
-    DR_CHECK(open_file(ctx, file, op, &in, &info));
+    DR_CHECK(open_file(ctx, fn ? DR_OK : DR_ERR_USAGE, file, op, &in, &info));
     uint64_t chunk = chunk_bytes / in.elem_size;
     if (chunk == 0) chunk = 1;
     void *buf = malloc((size_t)chunk * in.elem_size);
@@ -955,6 +998,7 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
         if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &ctx->partial, &out->stats);
     }
     out->kind = dr_acc_result_kind(ctx->comb.acc);
+    out->no_value = ctx->part_empty && op_has_no_empty_value(ctx->comb.op);
     out->valid = 1; /* only once the value is in hand */
     return DR_OK;
 }
@@ -985,20 +1029,23 @@ int dreduce_combine_costs(const dreduce_context_t *ctx, double *device_us, doubl
 
 double dreduce_result_double(const dreduce_result_t *r)
 {
-    if (!r || !r->valid || dr_acc_kind_is_stats(r->kind)) return NAN;
+    if (!r || !r->valid || r->no_value || (unsigned)r->kind >= DR_ACC_KIND_COUNT || dr_acc_kind_is_stats(r->kind))
+        return NAN;
     switch (dr_acc_kind_is_arg(r->kind) ? dr_acc_scalar_kind(r->kind) : r->kind) {
     case DR_ACC_I32: return (double)r->value.i32;
     case DR_ACC_U32: return (double)r->value.u32;
     case DR_ACC_I64: return (double)r->value.i64;
     case DR_ACC_U64: return (double)r->value.u64;
     case DR_ACC_F32: return (double)r->value.f32;
-    default: return r->value.f64;
+    case DR_ACC_F64: return r->value.f64;
+    default: return NAN; /* no kind a result is read in (an exact sum's result kind is F64) */
     }
 }
 
 int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
 {
-    if (!r || !r->valid) return snprintf(buf, len, "%s", "invalid");
+    if (!r || !r->valid || (unsigned)r->kind >= DR_ACC_KIND_COUNT) return snprintf(buf, len, "%s", "invalid");
+    if (r->no_value) return snprintf(buf, len, "%s", "none");
     char a[64], b[64], sum[64];
     if (dr_acc_kind_is_arg(r->kind)) {
         if (r->value.arg.index == DR_ARG_NONE) return snprintf(buf, len, "%s", "none");
@@ -1015,8 +1062,13 @@ int dreduce_result_format(const dreduce_result_t *r, char *buf, size_t len)
         memset(&hi, 0, sizeof hi);
         memcpy(&lo, &st->min, sizeof st->min);
         memcpy(&hi, &st->max, sizeof st->max);
-        dr_value_format(st->kind, &lo, a, sizeof a);
-        dr_value_format(st->kind, &hi, b, sizeof b);
+        if (st->count == 0) { /* min and max of nothing: the identities are not data */
+            snprintf(a, sizeof a, "none");
+            snprintf(b, sizeof b, "none");
+        } else {
+            dr_value_format(st->kind, &lo, a, sizeof a);
+            dr_value_format(st->kind, &hi, b, sizeof b);
+        }
         if (st->sum_is_int) dr_int128_format(st->sum_int, r->kind == DR_ACC_STATS_I64, sum, sizeof sum);
         else snprintf(sum, sizeof sum, "%.17g", st->sum);
         return snprintf(buf, len, "count=%llu sum=%s mean=%.17g var=%.17g min=%s max=%s",

@@ -24,13 +24,14 @@ struct dreduce_context {
     char path_text[192];
     double path_us[2];    /* staging auto on a CUDA-aware MPI: measured device-buffer and mapped costs (us), else NaN */
     int blocking;         /* the combine's collectives stay blocking under a timeout (device buffers); alike on every rank */
-    uint64_t calls;       /* combines so far (alike on every rank): every DR_SYNC_EVERY-th is an allreduce (dreduce.c) */
+    uint64_t calls;       /* combines so far (alike on every rank): every DR_SYNC_EVERY-th is an allreduce (context.c) */
     dr_combine_t comb;    /* set up for (comb_acc, comb_op); comb_ready when valid */
     int comb_ready;
     dr_record_t fail_rec[3]; /* host records for a call this rank failed locally: it still joins the combine */
     dr_chunks_t chunks;   /* host arrays and files, in chunks */
     dr_partial_t partial; /* CPU backend: this rank's partial of the last reduction */
     int have_partial;
+    int part_empty;       /* the last reduction's part of this rank had no element (dreduce_local_partial's no_value) */
     dreduce_timings_t timings;
     int have_first;         /* dreduce_prepare of an argmin/argmax found where this rank's part starts: */
     uint64_t first_count;   /* for parts of this many elements, */

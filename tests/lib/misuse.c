@@ -578,6 +578,203 @@ typedef struct {
     int min_ranks;
 } case_t;
 
+/* ---- one rank's bad argument to a collective call, with no timeout (include/dreduce.h, "Collectives") ----------
+ * The rank with the bad argument returns the status the header gives (DR_ERR_USAGE) and still takes part, so the
+ * others return an error where the result arrives (rank 0, or every rank with allreduce) and none waits: a hang
+ * fails by the harness's time limit. Then a good call on the same context is right. */
+
+static dreduce_config_t config_untimed(int allreduce)
+{
+    dreduce_config_t cfg = config();
+    cfg.timeout = 0; /* a rank left waiting would wait forever */
+    cfg.allreduce = allreduce;
+    return cfg;
+}
+
+/* The verdict on one call in which rank `bad` alone got something wrong. */
+static void one_rank_verdict(dr_status_t s, const dreduce_result_t *r, int bad, int allreduce, const char *what)
+{
+    if (rank == bad) EXPECT(s == DR_ERR_USAGE, "%s on this rank: status %d, expected %d", what, (int)s, DR_ERR_USAGE);
+    else if (rank == 0 || allreduce) EXPECT(s != DR_OK, "%s on rank %d: this rank returned DR_OK", what, bad);
+    if (r) EXPECT(r->valid == 0, "%s on rank %d: valid %d", what, bad, r->valid);
+}
+
+/* dreduce_reduce (both combines' result rules) and dreduce_reduce_at with each bad argument on the last rank. */
+static void case_reduce_bad_arg_one_rank(void)
+{
+    const int bad = nranks - 1;
+    for (int allreduce = 0; allreduce <= 1; ++allreduce) {
+        dreduce_config_t cfg = config_untimed(allreduce);
+        dreduce_context_t *ctx = create_ok(&cfg);
+        const float x[3] = {1.5f, -2.0f, 4.0f};
+        const int32_t xi[3] = {7, -3, 9};
+        dreduce_result_t r;
+        dr_status_t s;
+        preset(&r);
+        s = reduce(ctx, x, 3, rank == bad ? (dr_dtype_t)99 : DR_FLOAT32, DR_SUM, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "dtype 99");
+        preset(&r);
+        s = reduce(ctx, x, 3, DR_FLOAT32, rank == bad ? (dr_op_t)42 : DR_SUM, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "op 42");
+        preset(&r);
+        s = reduce(ctx, x, 3, DR_FLOAT32, rank == bad ? DR_BAND : DR_SUM, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "band of float32");
+        preset(&r);
+        s = reduce(ctx, x, 3, DR_FLOAT16, rank == bad ? DR_BXOR : DR_MAX, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "bxor of float16");
+        /* a count no buffer can have: 2^62 float16 is 2^63 bytes, past PTRDIFF_MAX */
+        preset(&r);
+        s = dreduce_reduce(ctx, x, rank == bad ? (uint64_t)1 << 62 : 1, DR_FLOAT16, DR_SUM, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "count 2^62 of float16");
+        preset(&r);
+        s = dreduce_reduce(ctx, rank == bad ? NULL : xi, 3, DR_INT32, DR_MIN, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "a NULL buffer");
+        /* argmin at a first index whose part passes the largest index there is */
+        preset(&r);
+        s = dreduce_reduce_at(ctx, xi, 3, rank == bad ? UINT64_MAX - 2 : (uint64_t)rank * 3, DR_INT32, DR_ARGMIN, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "first past the last index");
+        preset(&r);
+        s = dreduce_reduce_at(ctx, xi, 3, (uint64_t)rank * 3, rank == bad ? (dr_dtype_t)-1 : DR_INT32, DR_ARGMIN, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "reduce_at with dtype -1");
+        /* dreduce_reduce_fail with a bad dtype: the caller's own rejection still joins */
+        preset(&r);
+        s = rank == bad ? dreduce_reduce_fail(ctx, (dr_dtype_t)99, DR_SUM, DR_ERR_USAGE, &r)
+                        : reduce(ctx, x, 3, DR_FLOAT32, DR_SUM, &r);
+        one_rank_verdict(s, &r, bad, allreduce, "dreduce_reduce_fail of dtype 99");
+        /* dreduce_prepare: every rank returns the same status */
+        EXPECT_STATUS(dreduce_prepare(ctx, rank == bad ? (dr_dtype_t)99 : DR_INT32, DR_ARGMAX, 3), DR_ERR_USAGE);
+        EXPECT_STATUS(dreduce_prepare(ctx, DR_FLOAT16, DR_SUM, rank == bad ? (uint64_t)1 << 62 : 3), DR_ERR_USAGE);
+        good_call(ctx, allreduce);
+        dreduce_destroy(ctx);
+    }
+}
+
+/* The file calls: rank 0 writes a small .npy; each bad argument on the last rank alone. */
+static void case_file_bad_arg_one_rank(void)
+{
+    const int bad = nranks - 1;
+    char path[256];
+    snprintf(path, sizeof path, "%s/dreduce-misuse-%ld.npy", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+             (long)getppid());
+    if (rank == 0) {
+        FILE *f = fopen(path, "wb");
+        static const char head[] = "\x93NUMPY\x01\x00\x76\x00{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }";
+        char header[128];
+        memset(header, ' ', sizeof header);
+        memcpy(header, head, sizeof head - 1);
+        header[127] = '\n';
+        const int32_t v[5] = {3, -1, 4, 1, -5};
+        EXPECT(f && fwrite(header, 1, 128, f) == 128 && fwrite(v, 4, 5, f) == 5, "cannot write %s", path);
+        if (f) fclose(f);
+    }
+    MPI_Bcast(path, (int)sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    dreduce_config_t cfg = config_untimed(0);
+    dreduce_context_t *ctx = create_ok(&cfg);
+    dreduce_file_t good, wrong;
+    dreduce_file_init(&good, path);
+    dreduce_file_init(&wrong, path);
+    wrong.dtype = (dr_dtype_t)99;
+    dreduce_result_t r;
+    dreduce_file_info_t info;
+    preset(&r);
+    dr_status_t s = dreduce_reduce_file(ctx, rank == bad ? &wrong : &good, DR_SUM, &r, NULL);
+    EXPECT(s == DR_ERR_USAGE, "file.dtype 99 on rank %d: status %d", bad, (int)s); /* agreed: every rank */
+    EXPECT(r.valid == 0, "valid %d", r.valid);
+    s = dreduce_reduce_file(ctx, &good, rank == bad ? (dr_op_t)42 : DR_SUM, &r, NULL);
+    EXPECT(s == DR_ERR_USAGE, "op 42 on rank %d: status %d", bad, (int)s);
+    s = dreduce_reduce_file(ctx, rank == bad ? NULL : &good, DR_SUM, &r, NULL);
+    EXPECT(s == DR_ERR_USAGE, "a NULL file on rank %d: status %d", bad, (int)s);
+    s = dreduce_reduce_file(ctx, &good, DR_SUM, rank == bad ? NULL : &r, NULL);
+    EXPECT(s == DR_ERR_USAGE, "a NULL out on rank %d: status %d", bad, (int)s);
+    s = dreduce_file_inspect(ctx, &good, DR_SUM, rank == bad ? NULL : &info);
+    EXPECT(s == DR_ERR_USAGE, "dreduce_file_inspect with a NULL info on rank %d: status %d", bad, (int)s);
+    s = dreduce_file_scan(ctx, rank == bad ? &wrong : &good, DR_SUM, 64, NULL, NULL);
+    EXPECT(s == DR_ERR_USAGE, "dreduce_file_scan with a NULL fn: status %d", (int)s);
+    /* and the same file read right afterwards: -5 + 1 + 4 - 1 + 3 */
+    preset(&r);
+    EXPECT_STATUS(dreduce_reduce_file(ctx, &good, DR_SUM, &r, NULL), DR_OK);
+    if (rank == 0) EXPECT(r.valid && r.value.i64 == 2, "the file's sum is %lld (valid %d), not 2",
+                          (long long)r.value.i64, r.valid);
+    good_call(ctx, 0);
+    dreduce_destroy(ctx);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) remove(path);
+}
+
+/* ---- empty arrays: min, max and the bitwise ops have no value -------------------------------------------------- */
+
+/* Every rank's part empty: no_value 1, NaN as a double, "none" as text, at every rank count and with allreduce;
+ * sum and prod keep 0 and 1 (NumPy's), stats count 0 with min/max "none". One rank with an element: a value. */
+static void case_empty_no_value(void)
+{
+    for (int allreduce = 0; allreduce <= 1; ++allreduce) {
+        dreduce_config_t cfg = config();
+        cfg.allreduce = allreduce;
+        dreduce_context_t *ctx = create_ok(&cfg);
+        static const struct {
+            dr_dtype_t t;
+            dr_op_t op;
+            int no_value;
+        } calls[] = {{DR_FLOAT32, DR_MIN, 1}, {DR_FLOAT64, DR_MAX, 1}, {DR_INT32, DR_MIN, 1}, {DR_UINT8, DR_MAX, 1},
+                     {DR_INT32, DR_BAND, 1},  {DR_INT64, DR_BOR, 1},   {DR_UINT16, DR_BXOR, 1},
+                     {DR_INT32, DR_ARGMAX, 1}, {DR_FLOAT32, DR_SUM, 0}, {DR_INT32, DR_PROD, 0},
+                     {DR_FLOAT32, DR_STATS, 0}};
+        for (size_t k = 0; k < sizeof calls / sizeof calls[0]; ++k) {
+            dreduce_result_t r;
+            preset(&r);
+            const int32_t one = 5;
+            EXPECT_STATUS(dreduce_reduce_at(ctx, &one, 0, 0, calls[k].t, calls[k].op, &r), DR_OK);
+            const int here = rank == 0 || allreduce;
+            EXPECT(r.valid == here, "%s %s of nothing: valid %d", dreduce_dtype_name(calls[k].t),
+                   dreduce_op_name(calls[k].op), r.valid);
+            char text[128];
+            dreduce_result_format(&r, text, sizeof text);
+            if (here && calls[k].no_value)
+                EXPECT(r.no_value == 1 && isnan(dreduce_result_double(&r)) && strcmp(text, "none") == 0,
+                       "%s %s of nothing: no_value %d, as a double %g, '%s'", dreduce_dtype_name(calls[k].t),
+                       dreduce_op_name(calls[k].op), r.no_value, dreduce_result_double(&r), text);
+            if (here && !calls[k].no_value) EXPECT(r.no_value == 0, "%s of nothing: no_value 1", dreduce_op_name(calls[k].op));
+            if (here && calls[k].op == DR_SUM) EXPECT(dreduce_result_double(&r) == 0, "sum of nothing: %s", text);
+            if (here && calls[k].op == DR_PROD) EXPECT(dreduce_result_double(&r) == 1, "prod of nothing: %s", text);
+            if (here && calls[k].op == DR_STATS)
+                EXPECT(r.stats.count == 0 && strstr(text, "min=none max=none"), "stats of nothing: '%s'", text);
+            /* this rank's own part was empty too */
+            dreduce_result_t mine;
+            EXPECT_STATUS(dreduce_local_partial(ctx, &mine), DR_OK);
+            EXPECT(mine.no_value == calls[k].no_value, "%s local partial of nothing: no_value %d",
+                   dreduce_op_name(calls[k].op), mine.no_value);
+        }
+        /* one element on the last rank: a value again, on every path */
+        const int32_t v = -42;
+        dreduce_result_t r;
+        preset(&r);
+        const int last = rank == nranks - 1;
+        EXPECT_STATUS(dreduce_reduce_at(ctx, &v, last ? 1 : 0, 0, DR_INT32, DR_MIN, &r), DR_OK);
+        if (rank == 0 || allreduce)
+            EXPECT(r.valid && !r.no_value && dreduce_result_double(&r) == -42, "min of one element: valid %d "
+                   "no_value %d %g", r.valid, r.no_value, dreduce_result_double(&r));
+        good_call(ctx, allreduce);
+        dreduce_destroy(ctx);
+    }
+}
+
+/* dreduce_result_double of a result whose kind is not a dr_acc_kind_t: NaN, not its bits. */
+static void case_result_bad_kind(void)
+{
+    dreduce_result_t r;
+    memset(&r, 0, sizeof r);
+    r.valid = 1;
+    r.value.u64 = 0x4045000000000000ull; /* 42.0 as float64 bits */
+    r.kind = (dr_acc_kind_t)99;
+    EXPECT(isnan(dreduce_result_double(&r)), "kind 99: %g", dreduce_result_double(&r));
+    char text[32];
+    dreduce_result_format(&r, text, sizeof text);
+    EXPECT(strcmp(text, "invalid") == 0, "kind 99 formats as '%s'", text);
+    r.kind = DR_ACC_F64;
+    EXPECT(dreduce_result_double(&r) == 42.0, "kind F64: %g", dreduce_result_double(&r));
+}
+
 static const case_t cases[] = {
     {"create_bad_block", case_create_bad_block, 2},
     {"create_chunk_zero", case_create_chunk_zero, 2},
@@ -613,6 +810,10 @@ static const case_t cases[] = {
     {"watchdog_disarmed_after_error", case_watchdog_disarmed_after_error, 2},
     {"two_contexts_timeouts", case_two_contexts_timeouts, 2},
     {"two_contexts_threads", case_two_contexts_threads, 2},
+    {"reduce_bad_arg_one_rank", case_reduce_bad_arg_one_rank, 2},
+    {"file_bad_arg_one_rank", case_file_bad_arg_one_rank, 2},
+    {"empty_no_value", case_empty_no_value, 1},
+    {"result_bad_kind", case_result_bad_kind, 1},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 

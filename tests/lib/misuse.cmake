@@ -9,10 +9,14 @@ target_link_libraries(test_misuse PRIVATE libdreduce Threads::Threads)
 target_compile_options(test_misuse PRIVATE ${DR_C_WARNINGS})
 
 set(DR_MISUSE ${CMAKE_CURRENT_SOURCE_DIR}/lib/misuse.py)
-# dr_misuse_case(CASE NP [RC code] [ERRORS n] [EXPECT regex...])
+# dr_misuse_case(CASE NP [RC code] [ERRORS n] [TEST name] [EXPECT regex...])
+# TEST: the test's name when it is not the case's (one case at several rank counts).
 function(dr_misuse_case name np)
-  cmake_parse_arguments(M "" "RC;ERRORS" "EXPECT" ${ARGN})
+  cmake_parse_arguments(M "" "RC;ERRORS;TEST" "EXPECT" ${ARGN})
   set(args --mpiexec ${MPIEXEC_EXECUTABLE} --exe $<TARGET_FILE:test_misuse> --case ${name} --np ${np})
+  if(DEFINED M_TEST)
+    set(name ${M_TEST})
+  endif()
   if(DEFINED M_RC)
     list(APPEND args --rc ${M_RC})
   endif()
@@ -82,3 +86,23 @@ dr_misuse_case(reduce_fail_one_rank 3 EXPECT "rank 1 failed in this call")
 dr_misuse_case(watchdog_disarmed_after_error 2)
 dr_misuse_case(two_contexts_timeouts 2 ERRORS 0)
 dr_misuse_case(two_contexts_threads 2 RC 3 EXPECT "timed out after 2 s" "cfg\\.timeout")
+
+
+# One rank's bad argument to each collective call (dtype, op, op for the dtype, count past PTRDIFF_MAX, buffer,
+# first; the file calls' file, dtype, op, out, info and fn), with no timeout: every rank ends in bounded time with
+# the header's status, at 2 and 4 ranks, reduce to rank 0 and allreduce.
+foreach(np 2 4)
+  math(EXPR last "${np} - 1")
+  dr_misuse_case(reduce_bad_arg_one_rank ${np} TEST reduce_bad_arg_one_rank_np${np}
+                 EXPECT "rank ${last} .*dtype 99 is not a dr_dtype_t" "rank ${last} .*op 42 is not a dr_op_t"
+                 "rank ${last} .*op band is not defined for type float32"
+                 "rank ${last} .*count 4611686018427387904: that many elements of 2 bytes do not fit"
+                 "rank ${last} .*first index 18446744073709551613 \\+ count 3 passes"
+                 "rank ${last} failed in this call")
+  dr_misuse_case(file_bad_arg_one_rank ${np} TEST file_bad_arg_one_rank_np${np}
+                 EXPECT "rank ${last} .*file->dtype 99 is not a dr_dtype_t" "rank ${last} .*dreduce_reduce_file: out is NULL"
+                 "rank ${last} .*dreduce_file_inspect: info is NULL" "rank ${last} .*dreduce_file_scan: fn is NULL")
+endforeach()
+# min, max, band, bor, bxor, argmax of an array with no element: no value (NumPy raises); sum 0, prod 1, stats count 0.
+dr_misuse_case(empty_no_value 3 ERRORS 0)
+dr_misuse_case(result_bad_kind 1 ERRORS 0)

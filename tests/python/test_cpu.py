@@ -353,6 +353,14 @@ def inputs():
         ro.setflags(write=False)
         check("input read-only", ctx.reduce(ro) == total)
         check("input empty on every rank", ctx.reduce(np.zeros(0, np.float64)) == 0.0)
+        # min, max and the bitwise ops of nothing have no value (NumPy raises for min and max): None; prod 1
+        for dt, op in (("float32", "min"), ("float64", "max"), ("int16", "max"), ("int32", "band"),
+                       ("uint8", "bor"), ("int64", "bxor")):
+            got = ctx.reduce(np.zeros(0, dt), op)
+            check(f"{op} of an empty {dt} array is None (got {got!r})", got is None)
+        check("prod of nothing is 1", ctx.reduce(np.zeros(0, np.int32), "prod") == 1)
+        check("min with an element on one rank only", ctx.reduce(
+            np.array([-3.5], np.float32) if RANK == SIZE - 1 else np.zeros(0, np.float32), "min") == -3.5)
         mine = base if RANK % 2 else base[:0]
         want = sum(int(v) for r in range(SIZE) if r % 2 for v in np.arange(1, 13) + 100 * r)
         check("input empty on some ranks", ctx.reduce(mine) == want)
