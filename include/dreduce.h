@@ -131,7 +131,8 @@ typedef dr_stats_result_t dreduce_stats_t;
  * empty array). DR_STATS: kind DR_ACC_STATS_*, the result is `stats`.
  *
  * An array with no element at all (every rank's part empty): min, max, band, bor, bxor, argmin and argmax have no
- * value (NumPy raises for min and max: "zero-size array to reduction operation minimum which has no identity"), and
+ * value (NumPy raises for min and max: "zero-size array to reduction operation minimum which has no identity"; for
+ * the bitwise ops NumPy returns their identities, all ones and 0, which dreduce does not pass off as data), and
  * the result says so with no_value 1 (value then holds the op's identity, which is not data; argmin/argmax also
  * index DR_ARG_NONE); dreduce_result_double gives NaN and dreduce_result_format "none". sum and prod are 0 and 1, as
  * NumPy's, and stats has count 0 (its min and max no value): those have no_value 0. */
@@ -205,8 +206,8 @@ dr_status_t dreduce_reduce_at(dreduce_context_t *ctx, const void *buf, uint64_t 
 /* For bindings that find a rank's own arguments bad before they call dreduce_reduce (a non-contiguous array, a
  * buffer they cannot read): take part in the call's combine as a rank that failed with `why` (DR_ERR_USAGE or
  * DR_ERR_RUNTIME), so the other ranks return an error naming this rank instead of waiting for it (collective, like
- * dreduce_reduce with the same dtype and op). Returns `why`; prints nothing of its own (the caller says why), only
- * the line dreduce_reduce would print for a dtype or op that is bad on every rank, then returned at once. */
+ * dreduce_reduce with the same dtype and op, which may themselves be the bad arguments). Returns `why`; prints
+ * nothing of its own (the caller says why). */
 dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, dr_status_t why,
                                 dreduce_result_t *out);
 

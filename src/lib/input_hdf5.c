@@ -216,6 +216,7 @@ static int check_storage(hid_t dset, const char *name, char *msg, size_t len)
                   "CONTI)", name, maps, maps == 1 ? "" : "s", src);
     }
     const int nfilters = rc == 0 ? H5Pget_nfilters(dcpl) : 0;
+    if (nfilters < 0) rc = fail(msg, len, "dataset '%s': cannot read its filter pipeline", name);
     for (int i = 0; i < nfilters && rc == 0; ++i) {
         unsigned flags = 0, config = 0;
         size_t nvalues = 0;
@@ -347,23 +348,27 @@ done:
 /* Collective transfers, except where the dataset's storage is not all allocated (a chunked dataset written in part:
  * its unwritten chunks are the fill value). HDF5's collective chunk read (1.10.8's H5D__link_chunk_collective_io)
  * reads such a chunk at the undefined address ("addr overflow, addr = 18446744073709551615") instead of filling it;
- * an independent read fills it as HDF5 defines it. Every rank sees the same status, so all choose alike, and each
- * still reads only its own share. */
+ * an independent read fills it as HDF5 defines it. Likewise its collective read of filtered chunks runs the whole
+ * pipeline, ignoring a chunk's mask of skipped optional filters (a filter the writer skipped, which check_storage
+ * let through), and a filter this rank cannot decode is read independently too (it fails there, with its own
+ * message, rather than inside a collective). Each rank still reads only its own share. What a rank sees here may
+ * differ (plugins are found per node), so dr_h5_open agrees the mode: collective only where every rank can. */
 static H5FD_mpio_xfer_t transfer_mode(hid_t dset)
 {
     H5D_space_status_t status = H5D_SPACE_STATUS_ERROR;
     if (H5Dget_space_status(dset, &status) < 0 || status != H5D_SPACE_STATUS_ALLOCATED) return H5FD_MPIO_INDEPENDENT;
-    /* Likewise its collective read of filtered chunks runs the whole pipeline, ignoring a chunk's mask of skipped
-     * optional filters: a filter that check_storage let through because the writer skipped it. */
     hid_t dcpl = H5Dget_create_plist(dset);
     if (dcpl < 0) return H5FD_MPIO_INDEPENDENT;
-    H5FD_mpio_xfer_t mode = H5FD_MPIO_COLLECTIVE;
     const int nfilters = H5Pget_nfilters(dcpl);
+    H5FD_mpio_xfer_t mode = nfilters < 0 ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE;
     for (int i = 0; i < nfilters; ++i) {
-        unsigned flags = 0, config = 0;
+        unsigned flags = 0, config = 0, info = 0;
         size_t nvalues = 0;
         const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nvalues, NULL, 0, NULL, &config);
-        if (id < 0 || H5Zfilter_avail(id) <= 0) mode = H5FD_MPIO_INDEPENDENT;
+        const int decodes = id >= 0 && H5Zfilter_avail(id) > 0 && H5Zget_filter_info(id, &info) >= 0 &&
+                            (info & H5Z_FILTER_CONFIG_DECODE_ENABLED);
+        if (!decodes || ((flags & H5Z_FLAG_OPTIONAL) && optional_filter_skipped(dset, (unsigned)i)))
+            mode = H5FD_MPIO_INDEPENDENT;
     }
     H5Pclose(dcpl);
     return mode;
@@ -387,8 +392,13 @@ int dr_h5_open(MPI_Comm comm, const char *path, const char *name, dr_dtype_t dty
     H5Pclose(fapl);
     char why[512] = "";
     dr_dtype_t got = DR_DTYPE_COUNT;
+    if (h->file >= 0) h->dset = H5Dopen2(h->file, name, H5P_DEFAULT);
+    /* Every rank takes part, also one that failed to open (it votes collective: its failure is agreed later). */
+    int collective = h->dset < 0 || transfer_mode(h->dset) == H5FD_MPIO_COLLECTIVE;
+    const int agreed = MPI_Allreduce(MPI_IN_PLACE, &collective, 1, MPI_INT, MPI_MIN, comm) == MPI_SUCCESS;
     if (h->file < 0) fail(msg, len, "cannot open with HDF5's MPI-IO driver");
-    else if ((h->dset = H5Dopen2(h->file, name, H5P_DEFAULT)) < 0) fail(msg, len, "cannot open dataset '%s'", name);
+    else if (h->dset < 0) fail(msg, len, "cannot open dataset '%s'", name);
+    else if (!agreed) fail(msg, len, "MPI_Allreduce of the ranks' transfer modes failed");
     else if ((h->space = H5Dget_space(h->dset)) < 0) fail(msg, len, "dataset '%s': no dataspace", name);
     else {
         hid_t ftype = H5Dget_type(h->dset);
@@ -399,7 +409,8 @@ int dr_h5_open(MPI_Comm comm, const char *path, const char *name, dr_dtype_t dty
         if (bad) fail(msg, len, "dataset '%s': its type changed since rank 0 looked (%s)", name, why);
         else if (h->ndim < 0 || H5Sget_simple_extent_dims(h->space, h->dims, NULL) < 0)
             fail(msg, len, "dataset '%s': cannot read its shape", name);
-        else if (h->dxpl < 0 || H5Pset_dxpl_mpio(h->dxpl, transfer_mode(h->dset)) < 0)
+        else if (h->dxpl < 0 ||
+                 H5Pset_dxpl_mpio(h->dxpl, collective ? H5FD_MPIO_COLLECTIVE : H5FD_MPIO_INDEPENDENT) < 0)
             fail(msg, len, "cannot set HDF5's transfer mode");
         else {
             *out = h;
