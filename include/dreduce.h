@@ -368,6 +368,91 @@ const char *dreduce_dtype_name(dr_dtype_t dtype);
 const char *dreduce_op_name(dr_op_t op);
 const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
 
+/* ---- Distributions: histograms and quantiles (docs/distributions.md) ----
+ *
+ * Not reductions to one value: a histogram is a vector of counts, and a quantile is found by a distributed radix
+ * select, which reads this rank's part once per digit of the element's key and combines the digit's histogram
+ * across ranks (one MPI collective of a few kilobytes per pass, on device buffers on a CUDA-aware MPI), so every
+ * rank picks the same bucket. Both are collective like dreduce_reduce (the same dtype, bins, range and q on every
+ * rank: a difference is DR_ERR_USAGE on every rank, named by rank 0; a rank's bad argument joins the call, so no
+ * rank waits), and both answer as NumPy does on the whole array (the ranks' parts in rank order):
+ *
+ *  - dreduce_histogram is np.histogram(a, bins, range): NumPy's edges (np.linspace in NumPy's type for them: the
+ *    data's float type, float64 for integers), each element in the bin NumPy puts it in (its index computed as NumPy
+ *    2 computes it, then corrected against the edges as NumPy does), the last bin closed. Elements outside the
+ *    range and NaN are in no bin (info->below, above, nan_count say how many). range NULL: the automatic range, the
+ *    array's min and max (one more read: the stats op's pass); an array holding NaN or inf is then refused, as
+ *    np.histogram refuses it. bfloat16 arrays are histogrammed as their float32 values.
+ *  - dreduce_quantile is np.quantile(a.astype(np.float64), q) (method "linear"): the two order statistics around
+ *    (n - 1) q, exact elements of the data (so the result is bitwise the same at any rank count, grid or backend),
+ *    interpolated with NumPy's own formula. An array holding NaN gives NaN (as NumPy). -0.0 and +0.0 are equal, as
+ *    NumPy compares them: where both are in the data, which of the two an order statistic reports is unspecified.
+ *
+ * Results are valid on every rank for quantiles (the select needs them there anyway), and on rank 0 (every rank
+ * with cfg.allreduce) for histograms. */
+
+#define DREDUCE_MAX_BINS (1u << 24) /* most bins one histogram may have */
+#define DREDUCE_MAX_Q 64            /* most quantiles one call may ask for (they share every pass) */
+#define DREDUCE_DIST_MAX_PASSES 8   /* most passes a histogram or quantile call makes (and reports) */
+
+/* What a histogram or quantile call found, on every rank where its result is valid. */
+typedef struct {
+    int valid;              /* 1 where the counts or values are the combined result */
+    uint64_t count;         /* elements in the whole array */
+    uint64_t nan_count;     /* of them NaN */
+    uint64_t below, above;  /* histogram: elements below the first edge / above the last (not NaN) */
+    double lo, hi;          /* histogram: the first and last edge, as NumPy computes them (the data's float type) */
+    int passes;             /* reads of each rank's part: the automatic range's, then one per histogram or digit */
+    double pass_local_ms[DREDUCE_DIST_MAX_PASSES];   /* per pass: this rank's reading and counting */
+    double pass_combine_ms[DREDUCE_DIST_MAX_PASSES]; /* per pass: its combine, entry to return (waiting included) */
+    double local_ms;        /* this rank's reading and counting, every pass */
+    double combine_ms;      /* the combines of every pass (node, global and broadcast levels) */
+    double range_ms;        /* histogram, automatic range: the min/max pass, its combine included; NaN otherwise */
+    double total_ms;        /* the whole call */
+} dreduce_dist_info_t;
+
+/* One quantile's order statistics: elements of the data at 0-based ranks lower_rank <= upper_rank of the sorted
+ * whole array, in the kind dreduce_acc_select gives stats of that dtype (integers exactly: DR_ACC_I64 or
+ * DR_ACC_U64; floats as float64: DR_ACC_F64), and the weight between them. */
+typedef struct {
+    dr_acc_kind_t kind;
+    dr_scalar_t lower, upper;
+    uint64_t lower_rank, upper_rank;
+    double gamma;
+} dreduce_order_stat_t;
+
+/* A histogram of this rank's count elements at buf (device, managed or host memory, as dreduce_reduce), combined
+ * over the ranks (collective). bins in 1..DREDUCE_MAX_BINS; range NULL for the automatic range, else {lo, hi}
+ * finite with lo < hi (NumPy also takes lo == hi, and widens it by 0.5 each side: so does dreduce). counts gets
+ * bins uint64 counts and edges (may be NULL) bins + 1 edges, both where the result is valid. An empty array with
+ * the automatic range has the range 0..1 (NumPy's). */
+dr_status_t dreduce_histogram(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype,
+                              uint32_t bins, const double *range, uint64_t *counts, double *edges,
+                              dreduce_dist_info_t *info);
+
+/* The quantiles q[0..nq-1] (each in [0, 1], 1 <= nq <= DREDUCE_MAX_Q) of the whole array (collective): values gets
+ * nq float64 values, order (may be NULL) nq order statistics, on every rank. The median is q = 0.5. All q share
+ * the passes. An array with no element has no quantile: DR_ERR_USAGE on every rank (NumPy raises IndexError). */
+dr_status_t dreduce_quantile(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype,
+                             size_t nq, const double *q, double *values, dreduce_order_stat_t *order,
+                             dreduce_dist_info_t *info);
+
+/* The same of the array in a file (collective; every rank passes the same description, as dreduce_reduce_file):
+ * each rank reads its own share once per pass through the file pipeline. file_info (may be NULL) gets the layout. */
+dr_status_t dreduce_histogram_file(dreduce_context_t *ctx, const dreduce_file_t *file, uint32_t bins,
+                                   const double *range, uint64_t *counts, double *edges, dreduce_dist_info_t *info,
+                                   dreduce_file_info_t *file_info);
+dr_status_t dreduce_quantile_file(dreduce_context_t *ctx, const dreduce_file_t *file, size_t nq, const double *q,
+                                  double *values, dreduce_order_stat_t *order, dreduce_dist_info_t *info,
+                                  dreduce_file_info_t *file_info);
+
+/* For bindings that find a rank's own arguments bad before they call the two above (dreduce_reduce_fail's
+ * counterpart): take part in the call as a rank that failed with `why`. op: DR_DIST_HISTOGRAM or DR_DIST_QUANTILE;
+ * the other arguments as this rank would have passed them (they are checked against the other ranks' like any). */
+dr_status_t dreduce_dist_fail(dreduce_context_t *ctx, dr_dist_op_t op, dr_dtype_t dtype, uint32_t bins,
+                              const double *range, size_t nq, const double *q, dr_status_t why,
+                              dreduce_dist_info_t *info);
+
 /* Release the context (collective: it frees its communicators). NULL is ignored. */
 void dreduce_destroy(dreduce_context_t *ctx);
 

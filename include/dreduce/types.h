@@ -45,6 +45,10 @@ typedef enum {
     DR_OP_COUNT
 } dr_op_t;
 
+/* Questions about the distribution of an array (dreduce_histogram, dreduce_quantile in dreduce.h): not reductions
+ * to one value, so not dr_op_t. */
+typedef enum { DR_DIST_HISTOGRAM = 0, DR_DIST_QUANTILE, DR_DIST_COUNT } dr_dist_op_t;
+
 /* Kernel levels, in the tutorial's order; MULTIPASS is the production kernel. See kernels/launch.h. */
 typedef enum {
     DR_KERNEL_NEIGHBORED = 0,

@@ -289,20 +289,25 @@ dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
  * under a timeout); else nonblocking and waited for by dr_watchdog_wait, which names the ranks that do not answer
  * (a rank without a timeout of its own just waits). `blocking` is alike on every rank (context.c, choose_path). kind 'r':
  * reduce to 0, 'a': allreduce, 'b': a broadcast from 0. */
-static dr_status_t level(dr_watchdog_t *wd, int blocking, dr_acc_mode_t acc_mode, const char *what, char kind,
-                         const void *in, void *out, MPI_Comm comm, double *ms)
-{
+/* What one combine moves: count elements of an MPI datatype, combined by an MPI op (a record and its user op, or
+ * a vector of counts summed). */
+typedef struct {
+    int count;
     MPI_Datatype type;
     MPI_Op op;
-    DR_CHECK(dr_record_mpi(acc_mode, &type, &op));
+} payload_t;
+
+static dr_status_t level(dr_watchdog_t *wd, int blocking, const payload_t *p, const char *what, char kind,
+                         const void *in, void *out, MPI_Comm comm, double *ms)
+{
     const double t0 = dr_now_ms();
     dr_watchdog_enter(wd, what);
     int rc;
     if (!blocking) {
         MPI_Request req = MPI_REQUEST_NULL;
-        if (kind == 'r') rc = MPI_Ireduce(in, out, 1, type, op, 0, comm, &req);
-        else if (kind == 'a') rc = MPI_Iallreduce(in, out, 1, type, op, comm, &req);
-        else rc = MPI_Ibcast(out, 1, type, 0, comm, &req);
+        if (kind == 'r') rc = MPI_Ireduce(in, out, p->count, p->type, p->op, 0, comm, &req);
+        else if (kind == 'a') rc = MPI_Iallreduce(in, out, p->count, p->type, p->op, comm, &req);
+        else rc = MPI_Ibcast(out, p->count, p->type, 0, comm, &req);
         if (rc == MPI_SUCCESS) {
             const dr_status_t s = dr_watchdog_wait(wd, &req);
             dr_watchdog_leave(wd);
@@ -311,9 +316,9 @@ static dr_status_t level(dr_watchdog_t *wd, int blocking, dr_acc_mode_t acc_mode
             return DR_OK;
         }
     } else {
-        if (kind == 'r') rc = MPI_Reduce(in, out, 1, type, op, 0, comm);
-        else if (kind == 'a') rc = MPI_Allreduce(in, out, 1, type, op, comm);
-        else rc = MPI_Bcast(out, 1, type, 0, comm);
+        if (kind == 'r') rc = MPI_Reduce(in, out, p->count, p->type, p->op, 0, comm);
+        else if (kind == 'a') rc = MPI_Allreduce(in, out, p->count, p->type, p->op, comm);
+        else rc = MPI_Bcast(out, p->count, p->type, 0, comm);
     }
     dr_watchdog_leave(wd);
     *ms = dr_now_ms() - t0;
@@ -327,42 +332,44 @@ static dr_status_t level(dr_watchdog_t *wd, int blocking, dr_acc_mode_t acc_mode
     return DR_OK;
 }
 
-dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
-                              int blocking, dr_acc_mode_t acc_mode, dr_record_t *partial, dr_record_t *node_result,
-                              dr_record_t *result, dr_record_t **final, dr_combine_times_t *times)
+/* The levels, for any payload: partial is this rank's, node_result and result scratch of the same size and memory
+ * kind; *final as dr_combine_levels. */
+static dr_status_t combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                                  int blocking, const payload_t *p, void *partial, void *node_result, void *result,
+                                  void **final, dr_combine_times_t *times)
 {
     times->node_ms = times->global_ms = times->bcast_ms = NAN;
     *final = NULL;
     if (mode == DR_COMBINE_FLAT || t->nranks == 1) {
         if (t->nranks == 1) *final = partial;
         else if (allreduce) {
-            DR_CHECK(level(wd, blocking, acc_mode, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result,
+            DR_CHECK(level(wd, blocking, p, "global (flat MPI_Allreduce over all ranks)", 'a', partial, result,
                            t->comm, &times->global_ms));
             *final = result;
         } else {
-            DR_CHECK(level(wd, blocking, acc_mode, "global (flat MPI_Reduce over all ranks)", 'r', partial, result,
+            DR_CHECK(level(wd, blocking, p, "global (flat MPI_Reduce over all ranks)", 'r', partial, result,
                            t->comm, &times->global_ms));
             if (t->rank == 0) *final = result;
         }
         return DR_OK;
     }
     const int one_node = t->nnodes == 1;
-    dr_record_t *node_rec = partial; /* the node's record, on its leader */
+    void *node_rec = partial; /* the node's record, on its leader */
     if (t->local_size > 1) {
         if (allreduce && one_node) {
-            DR_CHECK(level(wd, blocking, acc_mode, "node (MPI_Allreduce over the node)", 'a', partial, result,
+            DR_CHECK(level(wd, blocking, p, "node (MPI_Allreduce over the node)", 'a', partial, result,
                            t->node_comm, &times->node_ms));
             *final = result;
             return DR_OK;
         }
-        DR_CHECK(level(wd, blocking, acc_mode, "node (MPI_Reduce to the node leader)", 'r', partial, node_result,
+        DR_CHECK(level(wd, blocking, p, "node (MPI_Reduce to the node leader)", 'r', partial, node_result,
                        t->node_comm, &times->node_ms));
         node_rec = node_result;
     }
     if (t->local_rank == 0) {
         if (one_node) *final = node_rec;
         else {
-            DR_CHECK(level(wd, blocking, acc_mode,
+            DR_CHECK(level(wd, blocking, p,
                            allreduce ? "global (MPI_Allreduce over the node leaders)"
                                      : "global (MPI_Reduce over the node leaders)",
                            allreduce ? 'a' : 'r', node_rec, result, t->leaders_comm, &times->global_ms));
@@ -370,11 +377,40 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
         }
     }
     if (allreduce && !one_node && t->local_size > 1) {
-        DR_CHECK(level(wd, blocking, acc_mode, "bcast (the result to the node's ranks)", 'b', NULL, result,
+        DR_CHECK(level(wd, blocking, p, "bcast (the result to the node's ranks)", 'b', NULL, result,
                        t->node_comm, &times->bcast_ms));
         *final = result;
     }
     return DR_OK;
+}
+
+dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                              int blocking, dr_acc_mode_t acc_mode, dr_record_t *partial, dr_record_t *node_result,
+                              dr_record_t *result, dr_record_t **final, dr_combine_times_t *times)
+{
+    payload_t p = {1, MPI_DATATYPE_NULL, MPI_OP_NULL};
+    DR_CHECK(dr_record_mpi(acc_mode, &p.type, &p.op));
+    void *f = NULL;
+    const dr_status_t s = combine_levels(t, mode, allreduce, wd, blocking, &p, partial, node_result, result, &f,
+                                         times);
+    *final = f;
+    return s;
+}
+
+dr_status_t dr_combine_counts(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                              int blocking, uint64_t *partial, uint64_t *node_result, uint64_t *result, size_t words,
+                              uint64_t **final, dr_combine_times_t *times)
+{
+    if (words > (size_t)INT32_MAX) {
+        dr_error("a combine of %zu counts is more than one MPI call takes (2^31 - 1)", words);
+        return DR_ERR_RUNTIME;
+    }
+    const payload_t p = {(int)words, MPI_UINT64_T, MPI_SUM};
+    void *f = NULL;
+    const dr_status_t s = combine_levels(t, mode, allreduce, wd, blocking, &p, partial, node_result, result, &f,
+                                         times);
+    *final = f;
+    return s;
 }
 
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,

@@ -152,6 +152,13 @@ dr_status_t dr_combine_levels(const dr_topology_t *t, dr_combine_mode_t mode, in
                               int blocking, dr_acc_mode_t acc_mode, dr_record_t *partial, dr_record_t *node_result,
                               dr_record_t *result, dr_record_t **final, dr_combine_times_t *times);
 
+/* The same levels for a vector of `words` counts summed (histograms, a radix select's digit histograms): partial,
+ * node_result and result hold `words` uint64 each, in one memory kind (device buffers on a CUDA-aware MPI, else
+ * host memory); *final as dr_combine_levels. */
+dr_status_t dr_combine_counts(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
+                              int blocking, uint64_t *partial, uint64_t *node_result, uint64_t *result, size_t words,
+                              uint64_t **final, dr_combine_times_t *times);
+
 /* Combine the current partial (in c->partial, or c->device_partial for STAGED); *final as dr_combine_levels. */
 dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_mode_t mode, int allreduce,
                            dr_watchdog_t *wd, int blocking, dr_record_t **final, dr_combine_times_t *times);

@@ -576,7 +576,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
     dr_status_t s = local;
     const int sync = !ctx->cfg.allreduce && !ctx->blocking &&
                      ++ctx->calls % DR_SYNC_EVERY == 0;
-    const int allreduce = ctx->cfg.allreduce || sync;
+    const int allreduce = ctx->cfg.allreduce || ctx->force_allreduce || sync;
     if (s == DR_OK) s = dr_combine_set_signature(&ctx->comb, sig);
     if (s == DR_OK) {
         inject_faults(ctx);
@@ -591,7 +591,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
             return s;
         final = NULL; /* our own error stands, whatever the others sent */
     }
-    if (sync && ctx->topo.rank != 0) final = NULL; /* the result is rank 0's, as configured */
+    if (sync && !ctx->force_allreduce && ctx->topo.rank != 0) final = NULL; /* rank 0's, as configured */
     tm->stage_ms = ct.stage_ms;
     tm->node_ms = ct.node_ms;
     tm->global_ms = ct.global_ms;
@@ -753,6 +753,22 @@ dr_status_t dreduce_reduce_at(dreduce_context_t *ctx, const void *buf, uint64_t 
     return reduce_call(ctx, buf, count, 1, first, dtype, op, out);
 }
 
+dr_status_t dr_context_stats_all(dreduce_context_t *ctx, const void *buf, uint64_t count, const dreduce_file_t *file,
+                                 dr_dtype_t dtype, dreduce_result_t *out)
+{
+    const dr_acc_mode_t mode = ctx->cfg.acc_mode;
+    const dr_kernel_t kernel = ctx->cfg.kernel;
+    ctx->cfg.acc_mode = DR_ACC_WIDE; /* every rank alike: the records' size is the wide mode's, which fits */
+    ctx->cfg.kernel = DR_KERNEL_MULTIPASS;
+    ctx->force_allreduce = 1;
+    const dr_status_t s = file ? dreduce_reduce_file(ctx, file, DR_STATS, out, NULL)
+                               : reduce_call(ctx, buf, count, 1, 0, dtype, DR_STATS, out);
+    ctx->force_allreduce = 0;
+    ctx->cfg.acc_mode = mode;
+    ctx->cfg.kernel = kernel;
+    return s;
+}
+
 dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op, dr_status_t why,
                                 dreduce_result_t *out)
 {
@@ -793,7 +809,9 @@ size_t dreduce_struct_size(const char *name)
     } sizes[] = {{"dreduce_config_t", sizeof(dreduce_config_t)},   {"dreduce_result_t", sizeof(dreduce_result_t)},
                  {"dreduce_timings_t", sizeof(dreduce_timings_t)}, {"dreduce_stats_t", sizeof(dreduce_stats_t)},
                  {"dreduce_file_t", sizeof(dreduce_file_t)},       {"dreduce_file_info_t", sizeof(dreduce_file_info_t)},
-                 {"dreduce_context_info_t", sizeof(dreduce_context_info_t)}};
+                 {"dreduce_context_info_t", sizeof(dreduce_context_info_t)},
+                 {"dreduce_dist_info_t", sizeof(dreduce_dist_info_t)},
+                 {"dreduce_order_stat_t", sizeof(dreduce_order_stat_t)}};
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; ++i)
         if (strcmp(name, sizes[i].name) == 0) return sizes[i].size;
     return 0;
@@ -853,7 +871,7 @@ static dr_status_t check_file_args(const dreduce_file_t *file, dr_op_t op)
  * `mine` is this rank's own verdict on the call's other arguments: every rank's argument errors are agreed before
  * the file is opened (one MPI_Allreduce), so a rank with a bad argument never leaves the others in the open's
  * collectives. */
-static dr_status_t open_file(dreduce_context_t *ctx, dr_status_t mine, const dreduce_file_t *file, dr_op_t op,
+dr_status_t dr_context_open_file(dreduce_context_t *ctx, dr_status_t mine, const dreduce_file_t *file, dr_op_t op,
                              dr_input_t *in, dreduce_file_info_t *info)
 {
     if (mine == DR_OK) mine = check_file_args(file, op);
@@ -877,7 +895,7 @@ dr_status_t dreduce_file_inspect(dreduce_context_t *ctx, const dreduce_file_t *f
     dreduce_file_info_t unread;
     if (!info) dr_error("dreduce_file_inspect: info is NULL");
     dr_input_t in;
-    DR_CHECK(open_file(ctx, info ? DR_OK : DR_ERR_USAGE, file, op, &in, info ? info : &unread));
+    DR_CHECK(dr_context_open_file(ctx, info ? DR_OK : DR_ERR_USAGE, file, op, &in, info ? info : &unread));
     dr_input_close(&in);
     return DR_OK;
 }
@@ -900,7 +918,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     if (mine == DR_OK && ctx->is_gpu) mine = dr_gpu_use(&ctx->gpu);
     dr_input_t in;
     dreduce_file_info_t fi;
-    DR_CHECK(open_file(ctx, mine, file, op, &in, &fi));
+    DR_CHECK(dr_context_open_file(ctx, mine, file, op, &in, &fi));
     const size_t esize = dr_dtype_size(fi.dtype);
     dr_status_t s = check_shape(fi.dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = check_kernel(ctx, op);
@@ -950,7 +968,7 @@ dr_status_t dreduce_file_scan(dreduce_context_t *ctx, const dreduce_file_t *file
     if (!fn) dr_error("dreduce_file_scan: fn is NULL");
     dr_input_t in;
     dreduce_file_info_t info;
-    DR_CHECK(open_file(ctx, fn ? DR_OK : DR_ERR_USAGE, file, op, &in, &info));
+    DR_CHECK(dr_context_open_file(ctx, fn ? DR_OK : DR_ERR_USAGE, file, op, &in, &info));
     uint64_t chunk = chunk_bytes / in.elem_size;
     if (chunk == 0) chunk = 1;
     void *buf = malloc((size_t)chunk * in.elem_size);
@@ -1084,6 +1102,7 @@ void dreduce_destroy(dreduce_context_t *ctx)
     if (ctx->is_gpu) dr_gpu_drain(&ctx->gpu); /* the last kernel may still be exiting into the mapped partial */
     if (ctx->comb_ready) dr_combine_free(&ctx->comb);
     dr_chunks_free(&ctx->chunks);
+    dr_dist_free(ctx);
     if (ctx->is_gpu) dr_gpu_close(&ctx->gpu);
     dr_watchdog_destroy(ctx->wd);
     dr_topology_free(&ctx->topo);

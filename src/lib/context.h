@@ -6,6 +6,7 @@
 #include "binding.h"
 #include "chunks.h"
 #include "combine.h"
+#include "distrib_bufs.h"
 #include "dreduce.h"
 #include "gpu_backend.h"
 #include "input.h"
@@ -36,10 +37,27 @@ struct dreduce_context {
     int have_first;         /* dreduce_prepare of an argmin/argmax found where this rank's part starts: */
     uint64_t first_count;   /* for parts of this many elements, */
     uint64_t first_index;   /* at this global index (the counts of the lower ranks summed) */
+    int force_allreduce;    /* the next combines deliver to every rank whatever cfg.allreduce says (a histogram's
+                               automatic range, which every rank needs) */
+    dr_dist_bufs_t dist;    /* histograms and quantiles (distrib.c) */
 };
 
 /* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */
 dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase);
+
+/* Statistics of this rank's part (buf and count, or file when not NULL) combined onto every rank, in the wide
+ * accumulator mode with the multipass kernel whatever the context's (a histogram's automatic range). */
+dr_status_t dr_context_stats_all(dreduce_context_t *ctx, const void *buf, uint64_t count, const dreduce_file_t *file,
+                                 dr_dtype_t dtype, dreduce_result_t *out);
+
+/* Open a file of the API on every rank (collective; the same status everywhere) after agreeing on `mine`, this
+ * rank's verdict on the call's other arguments; *info gets its type, count and this rank's share. op is checked
+ * against the file's type. */
+dr_status_t dr_context_open_file(dreduce_context_t *ctx, dr_status_t mine, const dreduce_file_t *file, dr_op_t op,
+                                 dr_input_t *in, dreduce_file_info_t *info);
+
+/* Release the histogram and quantile buffers (distrib.c), before the GPU is closed. */
+void dr_dist_free(dreduce_context_t *ctx);
 
 /* The reader's description of a file of the API (what dreduce_reduce_file opens). */
 void dr_file_spec(const dreduce_file_t *file, dr_op_t op, dr_acc_mode_t acc_mode, dr_input_spec_t *spec);

@@ -1,0 +1,203 @@
+// Counting passes on the GPU (kernels/count.h): a histogram of the array, or the histogram of one radix-select digit
+// over the elements still in play. The arithmetic is src/common/distrib.h's, shared with the CPU backend, so both put
+// every element in the same slot.
+//
+// Shape: a persistent grid; each thread reads 16-byte vectors (a scalar head up to the first aligned vector and a
+// scalar tail), finds each element's slot and adds to the block's counts in shared memory (uint32; a block counts
+// fewer than 2^32 elements: the grid grows with n). A thread keeps a run (slot, length) in registers and adds it
+// only when the slot changes, so data that sits in one bin (skewed, sorted, constant) costs one shared-memory atomic
+// per run instead of one per element: those would all hit one address and serialize. At the end each block adds its
+// non-zero counts to the global uint64 counts. Counts too many for shared memory (large histograms) go to global
+// memory directly, through the same runs.
+#include <cuda_runtime.h>
+
+#include "count.h"
+#include "distrib.h"
+
+namespace {
+
+constexpr uint32_t kSkip = 0xffffffffu;
+// Shared memory for a block's counts: up to 96 KiB (24576 counts), two blocks to a multiprocessor.
+constexpr size_t kSmemCountsMax = 24576;
+
+// Element storage types: the raw bits for floats (keys are taken from the bits), the integers themselves.
+template <dr_dtype_t DT> struct elem;
+template <> struct elem<DR_INT8> { using T = int8_t; };
+template <> struct elem<DR_UINT8> { using T = uint8_t; };
+template <> struct elem<DR_INT16> { using T = int16_t; };
+template <> struct elem<DR_UINT16> { using T = uint16_t; };
+template <> struct elem<DR_INT32> { using T = int32_t; };
+template <> struct elem<DR_UINT32> { using T = uint32_t; };
+template <> struct elem<DR_INT64> { using T = int64_t; };
+template <> struct elem<DR_UINT64> { using T = uint64_t; };
+template <> struct elem<DR_FLOAT16> { using T = uint16_t; };
+template <> struct elem<DR_BFLOAT16> { using T = uint16_t; };
+template <> struct elem<DR_FLOAT32> { using T = uint32_t; };
+template <> struct elem<DR_FLOAT64> { using T = uint64_t; };
+
+// The element's key for a radix select, and whether it is NaN.
+template <dr_dtype_t DT> __device__ __forceinline__ uint64_t key_of(typename elem<DT>::T x, bool *nan)
+{
+    *nan = false;
+    if constexpr (DT == DR_INT8) return (uint8_t)((uint8_t)x ^ 0x80u);
+    else if constexpr (DT == DR_INT16) return (uint16_t)((uint16_t)x ^ 0x8000u);
+    else if constexpr (DT == DR_INT32) return (uint32_t)x ^ 0x80000000u;
+    else if constexpr (DT == DR_INT64) return (uint64_t)x ^ 0x8000000000000000ull;
+    else if constexpr (DT == DR_FLOAT16) { const uint32_t k = dr_key_f16(x); *nan = k == 0xffffu; return k; }
+    else if constexpr (DT == DR_BFLOAT16) { const uint32_t k = dr_key_bf16(x); *nan = k == 0xffffu; return k; }
+    else if constexpr (DT == DR_FLOAT32) { const uint32_t k = dr_key_f32(x); *nan = k == 0xffffffffu; return k; }
+    else if constexpr (DT == DR_FLOAT64) { const uint64_t k = dr_key_f64(x); *nan = k == ~0ull; return k; }
+    else return (uint64_t)x;
+}
+
+// The element's histogram bin (DR_HIST_* outside the bins), in NumPy's bin type.
+template <dr_dtype_t DT>
+__device__ __forceinline__ int64_t bin_of(const dr_hist_plan_t &h, const void *edges, typename elem<DT>::T x)
+{
+    if constexpr (DT == DR_FLOAT16) return dr_hist_bin_f16(&h, (const float *)edges, dr_f16_to_f32(x));
+    else if constexpr (DT == DR_BFLOAT16) return dr_hist_bin_f32(&h, (const float *)edges, dr_bf16_to_f32(x));
+    else if constexpr (DT == DR_FLOAT32) return dr_hist_bin_f32(&h, (const float *)edges, __uint_as_float(x));
+    else if constexpr (DT == DR_FLOAT64) return dr_hist_bin_f64(&h, (const double *)edges, __longlong_as_double(x));
+    else return dr_hist_bin_f64(&h, (const double *)edges, (double)x);
+}
+
+template <dr_dtype_t DT, dr_count_kind_t K>
+__device__ __forceinline__ uint32_t slot_of(const dr_count_pass_t &p, const void *edges, typename elem<DT>::T x)
+{
+    if constexpr (K == DR_COUNT_HIST) {
+        const int64_t b = bin_of<DT>(p.hist, edges, x);
+        return b >= 0 ? (uint32_t)b : p.hist.bins + (uint32_t)(-b - 1);
+    } else {
+        bool nan;
+        const uint64_t k = key_of<DT>(x, &nan);
+        if (nan) return ((uint32_t)p.groups << p.width);
+        const int g = dr_count_group(&p, k);
+        return g < 0 ? kSkip : ((uint32_t)g << p.width) | dr_count_digit(&p, k);
+    }
+}
+
+// A thread's run of equal slots.
+struct run_t {
+    uint32_t slot = kSkip, len = 0;
+};
+
+__device__ __forceinline__ void flush(run_t &r, uint32_t *smem, unsigned long long *gcounts, bool in_smem)
+{
+    if (r.len == 0) return;
+    if (in_smem) atomicAdd(&smem[r.slot], r.len);
+    else atomicAdd(&gcounts[r.slot], (unsigned long long)r.len);
+    r.len = 0;
+}
+
+__device__ __forceinline__ void add(run_t &r, uint32_t slot, uint32_t *smem, unsigned long long *gcounts,
+                                    bool in_smem)
+{
+    if (slot == r.slot) {
+        ++r.len;
+        return;
+    }
+    flush(r, smem, gcounts, in_smem);
+    if (slot != kSkip) {
+        r.slot = slot;
+        r.len = 1;
+    } else {
+        r.slot = kSkip;
+    }
+}
+
+template <dr_dtype_t DT, dr_count_kind_t K>
+__global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in,
+                             uint64_t n, unsigned long long *__restrict__ gcounts, uint32_t words, bool in_smem)
+{
+    using T = typename elem<DT>::T;
+    extern __shared__ uint32_t smem[];
+    if (in_smem)
+        for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) smem[w] = 0;
+    __syncthreads();
+
+    const T *x = (const T *)in;
+    constexpr int kPer = 16 / sizeof(T);
+    // Elements before the first 16-byte boundary, then whole vectors, then the tail.
+    const uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
+    const uint64_t head = mis ? (uint64_t)min((uint64_t)(kPer - mis), n) : 0;
+    const uint64_t nvec = (n - head) / kPer;
+    const uint64_t tail_from = head + nvec * kPer;
+    const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
+    run_t r;
+    if (tid < head) add(r, slot_of<DT, K>(p, edges, x[tid]), smem, gcounts, in_smem);
+    const uint4 *v = (const uint4 *)(x + head);
+    for (uint64_t i = tid; i < nvec; i += nthreads) {
+        union {
+            uint4 u;
+            T e[kPer];
+        } w;
+        w.u = __ldcs(v + i); // read once: streaming
+#pragma unroll
+        for (int j = 0; j < kPer; ++j) add(r, slot_of<DT, K>(p, edges, w.e[j]), smem, gcounts, in_smem);
+    }
+    if (tail_from + tid < n) add(r, slot_of<DT, K>(p, edges, x[tail_from + tid]), smem, gcounts, in_smem);
+    flush(r, smem, gcounts, in_smem);
+    if (!in_smem) return;
+    __syncthreads();
+    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x)
+        if (smem[w]) atomicAdd(&gcounts[w], (unsigned long long)smem[w]);
+}
+
+template <dr_dtype_t DT, dr_count_kind_t K>
+cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n, uint64_t *d_counts,
+                   int block, int device, cudaStream_t stream)
+{
+    if (n == 0) return cudaSuccess;
+    const uint64_t words64 = dr_count_words(p);
+    const bool in_smem = words64 <= kSmemCountsMax;
+    const uint32_t words = (uint32_t)words64;
+    const size_t smem = in_smem ? words * sizeof(uint32_t) : 0;
+    auto *kernel = count_kernel<DT, K>;
+    cudaError_t e;
+    if (smem > 48 * 1024 &&
+        (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
+        return e;
+    int sms = 0, per_sm = 0;
+    if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem)) != cudaSuccess) return e;
+    if (per_sm < 1) per_sm = 1;
+    // One persistent wave, but no more blocks than vectors to read, and enough that a block counts fewer than 2^31
+    // elements (its shared counts are uint32).
+    constexpr uint64_t kPer = 16 / sizeof(typename elem<DT>::T);
+    uint64_t grid = (uint64_t)sms * per_sm;
+    const uint64_t need = (n / kPer + block - 1) / block;
+    if (grid > need) grid = need ? need : 1;
+    const uint64_t min_grid = n / (1ull << 31) + 1;
+    if (grid < min_grid) grid = min_grid;
+    if (grid > 0x7fffffffull) return cudaErrorInvalidValue;
+    kernel<<<(unsigned)grid, block, smem, stream>>>(*p, d_edges, d_in, n, (unsigned long long *)d_counts, words,
+                                                    in_smem);
+    return cudaGetLastError();
+}
+
+template <dr_dtype_t DT>
+cudaError_t launch_kind(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n,
+                        uint64_t *d_counts, int block, int device, cudaStream_t stream)
+{
+    return p->kind == DR_COUNT_HIST ? launch<DT, DR_COUNT_HIST>(p, d_edges, d_in, n, d_counts, block, device, stream)
+                                    : launch<DT, DR_COUNT_DIGIT>(p, d_edges, d_in, n, d_counts, block, device, stream);
+}
+
+} // namespace
+
+extern "C" cudaError_t dr_gpu_count_pass(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n,
+                                    uint64_t *d_counts, int block, int device, cudaStream_t stream)
+{
+    if (block == 0) block = 512;
+    if (block < 32 || block > 1024 || (block & (block - 1))) return cudaErrorInvalidValue;
+    switch ((dr_dtype_t)p->dtype) {
+#define DR_COUNT_CASE(DT)                                                                                      \
+    case DT: return launch_kind<DT>(p, d_edges, d_in, n, d_counts, block, device, stream);
+        DR_COUNT_CASE(DR_INT8) DR_COUNT_CASE(DR_UINT8) DR_COUNT_CASE(DR_INT16) DR_COUNT_CASE(DR_UINT16)
+        DR_COUNT_CASE(DR_INT32) DR_COUNT_CASE(DR_UINT32) DR_COUNT_CASE(DR_INT64) DR_COUNT_CASE(DR_UINT64)
+        DR_COUNT_CASE(DR_FLOAT16) DR_COUNT_CASE(DR_BFLOAT16) DR_COUNT_CASE(DR_FLOAT32) DR_COUNT_CASE(DR_FLOAT64)
+#undef DR_COUNT_CASE
+    default: return cudaErrorInvalidValue;
+    }
+}

@@ -1,0 +1,18 @@
+/* Counting passes on the CPU backend: the histogram or radix-select digit counts of one slice of the array
+ * (src/common/distrib.h has the arithmetic, shared with kernels/distrib.cu). */
+#ifndef DREDUCE_CPU_COUNT_H
+#define DREDUCE_CPU_COUNT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "distrib.h"
+#include "status.h"
+
+/* Add the counts of in[0..n) to counts (dr_count_words(p) of them) on up to nthreads threads. edges: the bins + 1
+ * edges of a histogram, float for the float16 and float32 bin types, double for float64 (NULL for a digit pass).
+ * DR_ERR_RUNTIME (printed) when there is no memory for the threads' counts. */
+dr_status_t dr_cpu_count(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
+                         uint64_t *counts);
+
+#endif

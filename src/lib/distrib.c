@@ -1,0 +1,995 @@
+/* Histograms and quantiles across ranks (include/dreduce.h, "Distributions"; docs/distributions.md).
+ *
+ * A call is: one agreement of its arguments (one MPI_Allreduce of their ranges, so ranks that disagree, or a rank
+ * whose own argument is bad, end the call on every rank before any count vector of a disagreeing size is sent);
+ * for a histogram with the automatic range, the stats op's pass (min and max onto every rank); then counting passes,
+ * each a local pass over this rank's part (kernel, chunks of a host array or of a file, or the CPU backend) and one
+ * combine of its count vector (MPI_SUM over uint64, the levels of combine.c, device buffers on a CUDA-aware MPI).
+ * A quantile is a radix select over the elements' keys (src/common/distrib.h): the first digit's counts also give
+ * the number of elements and of NaN; each later pass counts the next digit of the elements whose higher digits
+ * match a target's, for every target (two order statistics per q) at once. Every count vector ends with two words
+ * of its own: the ranks that failed locally in the pass and those of them with a runtime failure, so a rank that
+ * failed still joins every pass and the others learn of it in the same collective. */
+#include "dreduce.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "context.h"
+#include "count.h"
+#include "cpu_count.h"
+#include "distrib.h"
+#include "input.h"
+#include "timing.h"
+#include "watchdog.h"
+
+#define HEAD_WORDS 2 /* after the counts: ranks failed, of them with a runtime failure */
+
+/* ---- NumPy's bin type and rounding to it -------------------------------------------------------------------- */
+
+static dr_hist_type_t hist_type(dr_dtype_t t)
+{
+    if (t == DR_FLOAT16) return DR_HT_F16;
+    if (t == DR_FLOAT32 || t == DR_BFLOAT16) return DR_HT_F32;
+    return DR_HT_F64;
+}
+
+/* A double rounded to binary16 once (as NumPy's float64 -> float16 cast): to float32 by round-to-odd first (which
+ * keeps a half's tie a tie), then to the nearest half. */
+static float half_from_double(double v)
+{
+    float f = (float)v;
+    if (!isfinite(v) || (double)f == v) return dr_round_f16(f);
+    if (fabs((double)f) > fabs(v)) f = nextafterf(f, 0.0f);
+    return dr_round_f16(dr_bits_to_f32(dr_f32_to_bits(f) | 1u));
+}
+
+/* v rounded to the bin type (the exact result of one operation rounded once, for +, -, * and / of the type's
+ * values: double has more than twice float32's bits, so rounding the double result again changes nothing). */
+static double round_t(dr_hist_type_t ty, double v)
+{
+    if (ty == DR_HT_F32) return (double)(float)v;
+    if (ty == DR_HT_F16) return (double)half_from_double(v);
+    return v;
+}
+
+/* np.linspace(first, last, bins + 1) rounded to the bin type: in float64 from Python floats (an explicit range,
+ * integers), or in the bin type itself from NumPy scalars of it (in_type: the automatic range of float data). */
+static void linspace(dr_hist_type_t ty, int in_type, double first, double last, uint32_t bins, double *e)
+{
+    const dr_hist_type_t at = in_type ? ty : DR_HT_F64;
+    const double div = round_t(at, (double)bins);
+    const double delta = round_t(at, last - first), step = round_t(at, delta / div);
+    for (uint32_t i = 0; i < bins; ++i) {
+        double y = round_t(at, (double)i);
+        y = step == 0 ? round_t(at, round_t(at, y / div) * delta) : round_t(at, y * step);
+        e[i] = round_t(ty, round_t(at, y + first));
+    }
+    e[bins] = round_t(ty, last);
+}
+
+/* The plan and edges of a histogram of dtype: range (lo, hi) given, or the automatic range from the array's stats
+ * (st: count, min and max over every rank). NumPy's rules (src/common/distrib.h). */
+static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st,
+                             dr_hist_plan_t *p, double *edges)
+{
+    memset(p, 0, sizeof *p);
+    const dr_hist_type_t ty = hist_type(dtype);
+    p->type = ty;
+    p->bins = bins;
+    p->bins_t = (double)bins;
+    const int is_float = dr_dtype_is_float(dtype);
+    if (range || st->count == 0) {
+        /* Python floats (an empty array's automatic range is NumPy's 0..1): the edges in float64. */
+        double lo = range ? range[0] : 0.0, hi = range ? range[1] : 1.0;
+        if (lo == hi) {
+            lo -= 0.5;
+            hi += 0.5;
+        }
+        p->first = round_t(ty, lo);
+        p->last = round_t(ty, hi);
+        p->denom = hi - lo;
+        if (!isfinite(p->first) || !isfinite(p->last)) {
+            dr_error("%s %.17g,%.17g is not finite as %s, NumPy's bin type for %s data: give a range inside the "
+                     "type's", DR_NAME("range", "--range"), range ? range[0] : 0.0, range ? range[1] : 1.0,
+                     ty == DR_HT_F16 ? "float16" : "float32", dr_dtype_name(dtype));
+            return DR_ERR_USAGE;
+        }
+        linspace(ty, 0, lo, hi, bins, edges);
+        return DR_OK;
+    }
+    double first, last;
+    if (is_float) {
+        first = st->min.f64;
+        last = st->max.f64;
+        if (!isfinite(first) || !isfinite(last)) {
+            dr_error("the automatic range [%g, %g] is not finite (the array holds %s), as np.histogram refuses it: "
+                     "give %s", first, last, isnan(first) || isnan(last) ? "NaN" : "inf",
+                     DR_NAME("range", "--range"));
+            return DR_ERR_USAGE;
+        }
+        p->in_type = 1; /* NumPy scalars of the data's type: its arithmetic */
+        if (first == last) {
+            first = round_t(ty, first - 0.5);
+            last = round_t(ty, last + 0.5);
+        }
+        p->first = first;
+        p->last = last;
+        p->denom = round_t(ty, last - first);
+        p->bins_t = round_t(ty, (double)bins);
+        if (!isfinite(p->bins_t)) {
+            dr_error("%s %u is past float16's largest value, and NumPy computes the automatic range's bin indices "
+                     "of float16 data in float16: give %s", DR_NAME("bins", "--bins"), bins,
+                     DR_NAME("range", "--range"));
+            return DR_ERR_USAGE;
+        }
+        linspace(ty, ty != DR_HT_F64, first, last, bins, edges);
+        return DR_OK;
+    }
+    /* Integers: NumPy scalars of the integer type, the bin type float64. */
+    const int is_signed = st->kind == DR_ACC_I64;
+    const double mn = is_signed ? (double)st->min.i64 : (double)st->min.u64;
+    const double mx = is_signed ? (double)st->max.i64 : (double)st->max.u64;
+    const int same = is_signed ? st->min.i64 == st->max.i64 : st->min.u64 == st->max.u64;
+    if (same) {
+        p->first = mn - 0.5;
+        p->last = mx + 0.5;
+        p->denom = p->last - p->first;
+        linspace(DR_HT_F64, 0, p->first, p->last, bins, edges);
+        return DR_OK;
+    }
+    p->first = mn;
+    p->last = mx;
+    /* NumPy's _unsigned_subtract: the exact difference in the unsigned type, then to float64 */
+    p->denom = (double)(is_signed ? (uint64_t)st->max.i64 - (uint64_t)st->min.i64 : st->max.u64 - st->min.u64);
+    linspace(DR_HT_F64, 0, mn, mx, bins, edges);
+    return DR_OK;
+}
+
+/* ---- Agreement of the arguments ------------------------------------------------------------------------------ */
+
+enum { F_OP = 0, F_DTYPE, F_BINS, F_HAS_RANGE, F_LO, F_HI, F_NQ, F_QHASH, F_STATUS, F_COUNT };
+static const char *const field_name[F_COUNT] = {"op", "dtype", "bins", "range given", "range's low end",
+                                                "range's high end", "number of q", "q values", "status"};
+
+static int64_t double_bits(double d)
+{
+    int64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+/* FNV-1a over the q values' bits. */
+static int64_t q_hash(size_t nq, const double *q)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; q && i < nq; ++i) {
+        const uint64_t b = (uint64_t)double_bits(q[i]);
+        for (int k = 0; k < 8; ++k) h = (h ^ ((b >> (8 * k)) & 0xff)) * 1099511628211ull;
+    }
+    return (int64_t)h;
+}
+
+/* Every rank's fields' ranges with one MPI_Allreduce(MIN) of (v, ~v): differing fields are DR_ERR_USAGE on every
+ * rank (rank 0 names them), a bad status on any rank is the worst one's on every rank. */
+static dr_status_t agree(dreduce_context_t *ctx, const int64_t mine[F_COUNT])
+{
+    int64_t v[2 * F_COUNT], r[2 * F_COUNT];
+    for (int f = 0; f < F_COUNT; ++f) {
+        v[f] = mine[f];
+        v[F_COUNT + f] = ~mine[f];
+    }
+    if (ctx->topo.nranks == 1) return (dr_status_t)mine[F_STATUS];
+    dr_watchdog_enter(ctx->wd, "setup (every rank checking a histogram's or quantile's arguments)");
+    const int rc = MPI_Allreduce(v, r, 2 * F_COUNT, MPI_INT64_T, MPI_MIN, ctx->topo.comm);
+    dr_watchdog_leave(ctx->wd);
+    if (rc != MPI_SUCCESS) {
+        dr_error("the agreement of a histogram's or quantile's arguments failed (MPI error %d)", rc);
+        return DR_ERR_RUNTIME;
+    }
+    const dr_status_t worst = (dr_status_t)~r[F_COUNT + F_STATUS];
+    if (worst != DR_OK) return worst; /* the rank with the problem said why */
+    dr_status_t s = DR_OK;
+    for (int f = 0; f < F_STATUS; ++f) {
+        const int64_t lo = r[f], hi = ~r[F_COUNT + f];
+        if (lo == hi) continue;
+        if (ctx->topo.rank == 0) {
+            if (f == F_LO || f == F_HI) {
+                double a, b;
+                memcpy(&a, &lo, sizeof a);
+                memcpy(&b, &hi, sizeof b);
+                dr_error("the ranks disagree on the histogram's %s (%.17g on some, %.17g on others): every rank "
+                         "must pass the same", field_name[f], a, b);
+            } else if (f == F_QHASH) {
+                dr_error("the ranks disagree on the q values: every rank must pass the same");
+            } else {
+                dr_error("the ranks disagree on the %s (%lld on some, %lld on others): every rank must pass the "
+                         "same", field_name[f], (long long)lo, (long long)hi);
+            }
+        }
+        s = DR_ERR_USAGE;
+    }
+    return s;
+}
+
+/* ---- Buffers ---------------------------------------------------------------------------------------------------- */
+
+static void free_counts(dreduce_context_t *ctx)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    for (int k = 0; k < 3; ++k) {
+        if (!b->counts[k]) continue;
+        if (b->counts_on_device) cudaFree(b->counts[k]);
+        else if (ctx->is_gpu) cudaFreeHost(b->counts[k]);
+        else free(b->counts[k]);
+        b->counts[k] = NULL;
+    }
+    if (b->d_counts && !b->counts_on_device) cudaFree(b->d_counts);
+    if (b->h_read) cudaFreeHost(b->h_read);
+    b->d_counts = b->h_read = NULL;
+    b->words_cap = 0;
+}
+
+/* Count vectors of `words` uint64 (counts and head) in the memory the combine uses. */
+static dr_status_t ensure_counts(dreduce_context_t *ctx, size_t words)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    if (words <= b->words_cap) return DR_OK;
+    free_counts(ctx);
+    const size_t bytes = words * sizeof(uint64_t);
+    b->counts_on_device = ctx->is_gpu && ctx->path == DR_PATH_DEVICE;
+    for (int k = 0; k < 3; ++k) {
+        if (b->counts_on_device) DR_CHECK(dr_gpu_alloc((void **)&b->counts[k], bytes, "histogram counts"));
+        else if (ctx->is_gpu) DR_CUDA_CHECK(cudaMallocHost((void **)&b->counts[k], bytes));
+        else if (!(b->counts[k] = malloc(bytes))) {
+            dr_error("cannot allocate %zu bytes of histogram counts", bytes);
+            return DR_ERR_RUNTIME;
+        }
+    }
+    if (ctx->is_gpu) {
+        if (b->counts_on_device) {
+            b->d_counts = b->counts[0];
+            DR_CUDA_CHECK(cudaMallocHost((void **)&b->h_read, bytes));
+        } else {
+            DR_CHECK(dr_gpu_alloc((void **)&b->d_counts, bytes, "histogram counts"));
+        }
+    }
+    b->words_cap = words;
+    return DR_OK;
+}
+
+static dr_status_t ensure_edges(dreduce_context_t *ctx, size_t bytes)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    if (bytes <= b->edges_cap) return DR_OK;
+    if (b->d_edges) cudaFree(b->d_edges);
+    b->d_edges = NULL;
+    b->edges_cap = 0;
+    DR_CHECK(dr_gpu_alloc(&b->d_edges, bytes, "histogram edges"));
+    b->edges_cap = bytes;
+    return DR_OK;
+}
+
+static dr_status_t ensure_slots(dreduce_context_t *ctx, size_t bytes, int pinned_host)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    if (bytes > b->slot_bytes) {
+        for (int k = 0; k < 2; ++k) {
+            if (b->d_slot[k]) cudaFree(b->d_slot[k]);
+            if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
+            b->d_slot[k] = b->h_slot[k] = NULL;
+        }
+        b->slot_bytes = bytes;
+    }
+    if (!b->events_made) {
+        for (int k = 0; k < 2; ++k) DR_CUDA_CHECK(cudaEventCreateWithFlags(&b->slot_free[k], cudaEventDisableTiming));
+        b->events_made = 1;
+    }
+    for (int k = 0; k < 2; ++k) {
+        if (!b->d_slot[k]) DR_CHECK(dr_gpu_alloc(&b->d_slot[k], b->slot_bytes, "histogram chunk buffers"));
+        if (pinned_host && !b->h_slot[k]) DR_CUDA_CHECK(cudaMallocHost(&b->h_slot[k], b->slot_bytes));
+    }
+    return DR_OK;
+}
+
+void dr_dist_free(dreduce_context_t *ctx)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    free_counts(ctx);
+    if (b->d_edges) cudaFree(b->d_edges);
+    for (int k = 0; k < 2; ++k) {
+        if (b->d_slot[k]) cudaFree(b->d_slot[k]);
+        if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
+        if (b->events_made) cudaEventDestroy(b->slot_free[k]);
+    }
+    free(b->cpu_slot);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- Sources and the local pass ---------------------------------------------------------------------------- */
+
+/* This rank's part: a buffer, or its share of an open file. */
+typedef struct {
+    const void *buf;
+    uint64_t count;
+    int on_device; /* GPU context: buf is device-accessible */
+    dr_input_t *in;  /* a file (buf unused) */
+    uint64_t first;  /* the file's share */
+    dr_dtype_t dtype;
+} source_t;
+
+/* Count chunks of host memory on the GPU: each copied into a device slot (two, alternating: one chunk's copy
+ * overlaps the other's kernel) and counted there. next() gives the chunks. */
+typedef dr_status_t (*chunk_next_fn)(void *state, void *slot, size_t max, const void **ptr, size_t *got, int *done);
+
+static dr_status_t gpu_count_chunks(dreduce_context_t *ctx, const dr_count_pass_t *pass, size_t esize,
+                                    int read_into_slots, chunk_next_fn next, void *state)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    const size_t slot_elems = ctx->cfg.chunk_bytes / esize ? ctx->cfg.chunk_bytes / esize : 1;
+    DR_CHECK(ensure_slots(ctx, slot_elems * esize, read_into_slots));
+    cudaStream_t st = ctx->gpu.stream;
+    int k = 0;
+    for (int done = 0; !done; k ^= 1) {
+        /* The slot's last kernel must be done with it before it is written again. */
+        DR_CUDA_CHECK(cudaEventSynchronize(b->slot_free[k]));
+        const void *ptr = NULL;
+        size_t got = 0;
+        DR_CHECK(next(state, b->h_slot[k], slot_elems, &ptr, &got, &done));
+        if (got == 0) continue;
+        DR_CUDA_CHECK(cudaMemcpyAsync(b->d_slot[k], ptr, got * esize, cudaMemcpyHostToDevice, st));
+        DR_CUDA_CHECK(dr_gpu_count_pass(pass, b->d_edges, b->d_slot[k], got, b->d_counts, ctx->cfg.block,
+                                   ctx->gpu.device, st));
+        DR_CUDA_CHECK(cudaEventRecord(b->slot_free[k], st));
+    }
+    return DR_OK;
+}
+
+typedef struct {
+    const char *at;
+    uint64_t left;
+    size_t esize;
+} host_chunks_t;
+
+static dr_status_t host_next(void *state, void *slot, size_t max, const void **ptr, size_t *got, int *done)
+{
+    (void)slot;
+    host_chunks_t *h = state;
+    *got = h->left < max ? (size_t)h->left : max;
+    *ptr = h->at;
+    h->at += *got * h->esize;
+    h->left -= *got;
+    *done = h->left == 0;
+    return DR_OK;
+}
+
+static dr_status_t file_next(void *state, void *slot, size_t max, const void **ptr, size_t *got, int *done)
+{
+    (void)max;
+    uint64_t n = 0;
+    DR_CHECK(dr_input_stream_next(state, slot, &n, done));
+    *ptr = slot;
+    *got = (size_t)n;
+    return DR_OK;
+}
+
+/* One local pass: this rank's counts of its part, into the context's count vector (device counts on a GPU; host
+ * counts[0] on the CPU backend), zeroed first. */
+static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
+                              const void *host_edges, size_t words)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    const size_t esize = dr_dtype_size(src->dtype);
+    if (ctx->is_gpu) {
+        DR_CUDA_CHECK(cudaMemsetAsync(b->d_counts, 0, words * sizeof(uint64_t), ctx->gpu.stream));
+        if (src->in) {
+            dr_input_stream_t s;
+            const size_t slot_elems = ctx->cfg.chunk_bytes / esize ? ctx->cfg.chunk_bytes / esize : 1;
+            DR_CHECK(dr_input_stream_begin(src->in, src->first, src->count, slot_elems, &s));
+            DR_CHECK(gpu_count_chunks(ctx, pass, esize, 1, file_next, &s));
+        } else if (src->on_device || src->count == 0) {
+            DR_CUDA_CHECK(dr_gpu_count_pass(pass, b->d_edges, src->buf, src->count, b->d_counts, ctx->cfg.block,
+                                       ctx->gpu.device, ctx->gpu.stream));
+        } else {
+            host_chunks_t h = {src->buf, src->count, esize};
+            DR_CHECK(gpu_count_chunks(ctx, pass, esize, 0, host_next, &h));
+        }
+        DR_CUDA_CHECK(cudaStreamSynchronize(ctx->gpu.stream));
+        return DR_OK;
+    }
+    uint64_t *c = b->counts[0];
+    memset(c, 0, words * sizeof *c);
+    if (!src->in) return dr_cpu_count(pass, host_edges, src->buf, (size_t)src->count, ctx->threads, c);
+    const size_t slot_elems = ctx->cfg.chunk_bytes / esize ? ctx->cfg.chunk_bytes / esize : 1;
+    if (b->cpu_slot_bytes < slot_elems * esize) {
+        free(b->cpu_slot);
+        b->cpu_slot_bytes = 0;
+        if (!(b->cpu_slot = malloc(slot_elems * esize))) {
+            dr_error("cannot allocate %zu bytes to read a file in chunks", slot_elems * esize);
+            return DR_ERR_RUNTIME;
+        }
+        b->cpu_slot_bytes = slot_elems * esize;
+    }
+    dr_input_stream_t s;
+    DR_CHECK(dr_input_stream_begin(src->in, src->first, src->count, slot_elems, &s));
+    for (int done = 0; !done;) {
+        uint64_t got = 0;
+        DR_CHECK(dr_input_stream_next(&s, b->cpu_slot, &got, &done));
+        if (got) DR_CHECK(dr_cpu_count(pass, host_edges, b->cpu_slot, (size_t)got, ctx->threads, c));
+    }
+    return DR_OK;
+}
+
+/* ---- A pass: local counts, then their combine ----------------------------------------------------------------- */
+
+typedef struct {
+    int passes;
+    double local_ms, combine_ms, node_ms, global_ms, bcast_ms;
+    double pass_local[DREDUCE_DIST_MAX_PASSES], pass_combine[DREDUCE_DIST_MAX_PASSES];
+} pass_times_t;
+
+static double nan0(double v) { return isnan(v) ? 0.0 : v; }
+
+/* Run one pass and combine its `words` counts; *out gets the combined counts in host memory where they arrived
+ * (every rank with to_all, else rank 0), NULL elsewhere. A local failure still joins the combine, its counts
+ * zero and its head saying so; a failure on any rank is an error wherever the result arrives. */
+static dr_status_t run_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
+                            const void *host_edges, size_t words, int to_all, const uint64_t **out,
+                            pass_times_t *tm)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    *out = NULL;
+    const size_t total = words + HEAD_WORDS;
+    DR_CHECK(ensure_counts(ctx, total)); /* this rank's alone: sizes agree, so a failure here is MPI-safe only if
+                                            every rank fails alike; allocation of a few MB rarely differs */
+    const double t0 = dr_now_ms();
+    dr_status_t local = local_pass(ctx, src, pass, host_edges, words);
+    const double t1 = dr_now_ms();
+    uint64_t head[HEAD_WORDS] = {local != DR_OK, local == DR_ERR_RUNTIME};
+    if (ctx->is_gpu) {
+        if (local != DR_OK) { /* whatever the kernels left: this rank sends zeros */
+            (void)cudaGetLastError();
+            if (cudaMemset(b->d_counts, 0, words * sizeof(uint64_t)) != cudaSuccess) return DR_ERR_RUNTIME;
+        }
+        if (b->counts_on_device) {
+            DR_CUDA_CHECK(cudaMemcpy(b->d_counts + words, head, sizeof head, cudaMemcpyHostToDevice));
+        } else {
+            DR_CUDA_CHECK(cudaMemcpy(b->counts[0], b->d_counts, words * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+            memcpy(b->counts[0] + words, head, sizeof head);
+        }
+    } else {
+        if (local != DR_OK) memset(b->counts[0], 0, words * sizeof(uint64_t));
+        memcpy(b->counts[0] + words, head, sizeof head);
+    }
+    dr_combine_times_t ct;
+    uint64_t *final = NULL;
+    DR_CHECK(dr_combine_counts(&ctx->topo, ctx->cfg.combine, to_all || ctx->cfg.allreduce, ctx->wd, ctx->blocking,
+                               b->counts[0], b->counts[1], b->counts[2], total, &final, &ct));
+    if (final && b->counts_on_device) {
+        DR_CUDA_CHECK(cudaMemcpy(b->h_read, final, total * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+        final = b->h_read;
+    }
+    const double t2 = dr_now_ms();
+    if (tm->passes < DREDUCE_DIST_MAX_PASSES) {
+        tm->pass_local[tm->passes] = t1 - t0;
+        tm->pass_combine[tm->passes] = t2 - t1;
+    }
+    ++tm->passes;
+    tm->local_ms += t1 - t0;
+    tm->combine_ms += t2 - t1;
+    tm->node_ms += nan0(ct.node_ms);
+    tm->global_ms += nan0(ct.global_ms);
+    tm->bcast_ms += nan0(ct.bcast_ms);
+    if (local != DR_OK) return local;
+    if (final && final[words] > 0) {
+        if (ctx->topo.rank == 0)
+            dr_error("%llu rank(s) failed in a pass of this %s (each said why)", (unsigned long long)final[words],
+                     pass->kind == DR_COUNT_HIST ? "histogram" : "quantile");
+        return final[words + 1] ? DR_ERR_RUNTIME : DR_ERR_USAGE;
+    }
+    *out = final;
+    return DR_OK;
+}
+
+/* ---- Arguments ---------------------------------------------------------------------------------------------- */
+
+static dr_status_t check_common(const dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype)
+{
+    if ((unsigned)dtype >= DR_DTYPE_COUNT) {
+        dr_error("dtype %d is not a dr_dtype_t (0..%d: %s)", (int)dtype, DR_DTYPE_COUNT - 1, dr_dtype_names());
+        return DR_ERR_USAGE;
+    }
+    if (!buf && count > 0) {
+        dr_error("NULL buffer with count %llu (NULL is allowed only for count 0)", (unsigned long long)count);
+        return DR_ERR_USAGE;
+    }
+    if (count > (uint64_t)PTRDIFF_MAX / dr_dtype_size(dtype)) {
+        dr_error("count %llu of %s is more bytes than this machine can address", (unsigned long long)count,
+                 dr_dtype_name(dtype));
+        return DR_ERR_USAGE;
+    }
+    (void)ctx;
+    return DR_OK;
+}
+
+static dr_status_t check_hist_args(uint32_t bins, const double *range)
+{
+    if (bins < 1 || bins > DREDUCE_MAX_BINS) {
+        dr_error("%s %u is not a number of bins (1..%u)", DR_NAME("bins", "--bins"), bins, DREDUCE_MAX_BINS);
+        return DR_ERR_USAGE;
+    }
+    if (range && (!isfinite(range[0]) || !isfinite(range[1]))) {
+        dr_error("%s %g,%g is not finite (a histogram's range is two finite numbers LO <= HI)",
+                 DR_NAME("range", "--range"), range[0], range[1]);
+        return DR_ERR_USAGE;
+    }
+    if (range && range[0] > range[1]) {
+        dr_error("%s %.17g,%.17g has LO > HI (NumPy: \"max must be larger than min\")", DR_NAME("range", "--range"),
+                 range[0], range[1]);
+        return DR_ERR_USAGE;
+    }
+    return DR_OK;
+}
+
+static dr_status_t check_q_args(size_t nq, const double *q)
+{
+    if (nq < 1 || nq > DREDUCE_MAX_Q) {
+        dr_error("%zu quantiles asked for: %s takes 1..%d values", nq, DR_NAME("q", "--q"), DREDUCE_MAX_Q);
+        return DR_ERR_USAGE;
+    }
+    if (!q) {
+        dr_error("q is NULL with nq %zu", nq);
+        return DR_ERR_USAGE;
+    }
+    for (size_t i = 0; i < nq; ++i)
+        if (!(q[i] >= 0.0 && q[i] <= 1.0)) {
+            dr_error("%s value %g is not a quantile in [0, 1]", DR_NAME("q", "--q"), q[i]);
+            return DR_ERR_USAGE;
+        }
+    return DR_OK;
+}
+
+static void fields(int64_t f[F_COUNT], dr_dist_op_t op, dr_dtype_t dtype, uint32_t bins, const double *range,
+                   size_t nq, const double *q, dr_status_t s)
+{
+    memset(f, 0, F_COUNT * sizeof f[0]);
+    f[F_OP] = op;
+    f[F_DTYPE] = dtype;
+    if (op == DR_DIST_HISTOGRAM) {
+        f[F_BINS] = bins;
+        f[F_HAS_RANGE] = range != NULL;
+        f[F_LO] = range ? double_bits(range[0]) : 0;
+        f[F_HI] = range ? double_bits(range[1]) : 0;
+    } else {
+        f[F_NQ] = (int64_t)nq;
+        f[F_QHASH] = s == DR_OK ? q_hash(nq, q) : 0; /* q may be unreadable where this rank failed */
+    }
+    f[F_STATUS] = s;
+}
+
+static void info_init(dreduce_dist_info_t *info)
+{
+    memset(info, 0, sizeof *info);
+    info->lo = info->hi = info->local_ms = info->combine_ms = info->range_ms = info->total_ms = NAN;
+    for (int p = 0; p < DREDUCE_DIST_MAX_PASSES; ++p) info->pass_local_ms[p] = info->pass_combine_ms[p] = NAN;
+}
+
+static void info_times(dreduce_context_t *ctx, dreduce_dist_info_t *info, const pass_times_t *tm, double t0)
+{
+    info->passes += tm->passes;
+    const int from = isnan(info->range_ms) ? 0 : 1;
+    for (int p = 0; p < tm->passes && p + from < DREDUCE_DIST_MAX_PASSES; ++p) {
+        info->pass_local_ms[p + from] = tm->pass_local[p];
+        info->pass_combine_ms[p + from] = tm->pass_combine[p];
+    }
+    info->local_ms = tm->local_ms;
+    info->combine_ms = tm->combine_ms;
+    info->total_ms = dr_now_ms() - t0;
+    /* The context's timings (dreduce_timings) for reports: the counting passes' levels summed. */
+    dreduce_timings_t *t = &ctx->timings;
+    t->passes = tm->passes;
+    t->local_ms = tm->local_ms;
+    t->node_ms = tm->node_ms;
+    t->global_ms = tm->global_ms;
+    t->bcast_ms = tm->bcast_ms;
+    t->total_ms = info->total_ms;
+}
+
+/* ---- Histogram -------------------------------------------------------------------------------------------------- */
+
+/* The automatic range's pass: stats of the buffer (file NULL) or of the file onto every rank. */
+static dr_status_t range_pass(dreduce_context_t *ctx, const source_t *src, const dreduce_file_t *file,
+                              dreduce_stats_t *st, dreduce_dist_info_t *info)
+{
+    const double r0 = dr_now_ms();
+    dreduce_result_t r;
+    DR_CHECK(dr_context_stats_all(ctx, src->buf, src->count, file, src->dtype, &r));
+    *st = r.stats;
+    info->range_ms = dr_now_ms() - r0;
+    info->passes = 1;
+    info->pass_local_ms[0] = ctx->timings.local_ms;
+    info->pass_combine_ms[0] = info->range_ms - ctx->timings.local_ms;
+    return DR_OK;
+}
+
+/* The histogram's counting pass; st: the automatic range's stats (range NULL). */
+static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bins, const double *range,
+                             const dreduce_stats_t *st, uint64_t *counts, double *edges, dreduce_dist_info_t *info,
+                             double t0)
+{
+    const dr_dtype_t dtype = src->dtype;
+    double *e = malloc(((size_t)bins + 1) * sizeof *e);
+    float *ef = malloc(((size_t)bins + 1) * sizeof *ef);
+    if (!e || !ef) {
+        free(e);
+        free(ef);
+        dr_error("cannot allocate the edges of %u bins", bins);
+        return DR_ERR_RUNTIME; /* every rank alike: the same bins */
+    }
+    dr_count_pass_t pass;
+    memset(&pass, 0, sizeof pass);
+    pass.kind = DR_COUNT_HIST;
+    pass.dtype = dtype;
+    dr_status_t s = hist_plan(dtype, bins, range, st, &pass.hist, e); /* the same verdict on every rank */
+    const void *host_edges = e;
+    if (s == DR_OK && pass.hist.type != DR_HT_F64) {
+        for (uint32_t i = 0; i <= bins; ++i) ef[i] = (float)e[i];
+        host_edges = ef;
+    }
+    const size_t edge_bytes = ((size_t)bins + 1) * (pass.hist.type == DR_HT_F64 ? sizeof(double) : sizeof(float));
+    dr_status_t local = DR_OK;
+    if (s == DR_OK && ctx->is_gpu) {
+        local = ensure_edges(ctx, edge_bytes);
+        if (local == DR_OK && cudaMemcpy(ctx->dist.d_edges, host_edges, edge_bytes, cudaMemcpyHostToDevice) !=
+                                  cudaSuccess) {
+            dr_error("copying %zu bytes of histogram edges to the GPU failed", edge_bytes);
+            local = DR_ERR_RUNTIME;
+        }
+    }
+    pass_times_t tm;
+    memset(&tm, 0, sizeof tm);
+    const uint64_t *res = NULL;
+    if (s == DR_OK) {
+        const size_t words = (size_t)dr_count_words(&pass);
+        /* A local failure of the edges' copy is this rank's: it still joins the pass (run_pass with a failed
+         * source: count 0). */
+        source_t none = *src;
+        if (local != DR_OK) {
+            none.in = NULL;
+            none.buf = NULL;
+            none.count = 0;
+        }
+        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, &res, &tm);
+        if (s == DR_OK) s = local;
+    }
+    if (s == DR_OK && res) {
+        memcpy(counts, res, (size_t)bins * sizeof *counts);
+        if (edges) memcpy(edges, e, ((size_t)bins + 1) * sizeof *edges);
+        info->below = res[bins];
+        info->above = res[bins + 1];
+        info->nan_count = res[bins + 2];
+        info->count = info->below + info->above + info->nan_count;
+        for (uint32_t i = 0; i < bins; ++i) info->count += res[i];
+        info->lo = e[0];
+        info->hi = e[bins];
+        info->valid = 1;
+    }
+    free(e);
+    free(ef);
+    info_times(ctx, info, &tm, t0);
+    return s;
+}
+
+/* ---- Quantiles -------------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t rank;   /* the order statistic's 0-based rank in the whole array */
+    uint64_t left;   /* its rank among the elements whose key starts with prefix */
+    uint64_t prefix; /* the key's digits found so far */
+} target_t;
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The value of a key of dtype: in the order statistic's kind and as float64. */
+static void key_value(dr_dtype_t t, uint64_t key, dr_scalar_t *v, double *d)
+{
+    const int bits = dr_key_bits(t);
+    switch (t) {
+    case DR_FLOAT16: v->f64 = dr_f16_to_f32((uint16_t)dr_key_float_bits(key, 16)); break;
+    case DR_BFLOAT16: v->f64 = dr_bf16_to_f32((uint16_t)dr_key_float_bits(key, 16)); break;
+    case DR_FLOAT32: v->f64 = dr_bits_to_f32((uint32_t)dr_key_float_bits(key, 32)); break;
+    case DR_FLOAT64: v->f64 = dr_bits_to_f64(dr_key_float_bits(key, 64)); break;
+    case DR_INT8: case DR_INT16: case DR_INT32: case DR_INT64: {
+        const uint64_t s = 1ull << (bits - 1), u = key ^ s;
+        v->i64 = bits == 64 ? (int64_t)u : (int64_t)(u & (s - 1)) - (int64_t)(u & s); /* sign-extend */
+        break;
+    }
+    default: v->u64 = key; break;
+    }
+    if (dr_dtype_is_float(t)) *d = v->f64;
+    else if (t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64) *d = (double)v->i64;
+    else *d = (double)v->u64;
+}
+
+static dr_acc_kind_t order_kind(dr_dtype_t t)
+{
+    if (dr_dtype_is_float(t)) return DR_ACC_F64;
+    return t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64 ? DR_ACC_I64 : DR_ACC_U64;
+}
+
+/* In group g's digit counts, the digit holding the target's rank: the prefix grows by it, the rank drops by the
+ * elements of the lower digits. */
+static void choose_digit(const uint64_t *c, int width, target_t *t)
+{
+    uint64_t below = 0, d = 0;
+    const uint64_t nd = 1ull << width;
+    for (; d < nd; ++d) {
+        if (t->left < below + c[d]) break;
+        below += c[d];
+    }
+    if (d == nd) d = nd - 1; /* cannot happen: the counts hold the rank */
+    t->prefix = (t->prefix << width) | d;
+    t->left -= below;
+}
+
+static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
+                            dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
+{
+    const dr_dtype_t dtype = src->dtype;
+    const int bits = dr_key_bits(dtype), npasses = dr_select_passes(bits);
+    dr_count_pass_t pass;
+    memset(&pass, 0, sizeof pass);
+    pass.kind = DR_COUNT_DIGIT;
+    pass.dtype = dtype;
+    pass.width = dr_select_width(bits, 0);
+    pass.shift = bits - pass.width;
+    pass.groups = 1;
+    pass_times_t tm;
+    memset(&tm, 0, sizeof tm);
+    const uint64_t *res = NULL;
+    dr_status_t s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, &res, &tm);
+    if (s != DR_OK) {
+        info_times(ctx, info, &tm, t0);
+        return s;
+    }
+    const uint64_t nd0 = 1ull << pass.width;
+    uint64_t n = res[nd0];
+    for (uint64_t d = 0; d < nd0; ++d) n += res[d];
+    info->count = n;
+    info->nan_count = res[nd0];
+    if (n == 0) {
+        if (ctx->topo.rank == 0)
+            dr_error("the quantile of an array with no element has no value (NumPy raises IndexError)");
+        info_times(ctx, info, &tm, t0);
+        return DR_ERR_USAGE;
+    }
+    /* The targets: two order statistics per q, each rank once, ascending. */
+    uint64_t ranks[2 * DREDUCE_MAX_Q];
+    double gamma[DREDUCE_MAX_Q];
+    uint64_t lower[DREDUCE_MAX_Q], upper[DREDUCE_MAX_Q];
+    size_t nt = 0;
+    for (size_t i = 0; i < nq; ++i) {
+        dr_quantile_ranks(n, q[i], &lower[i], &upper[i], &gamma[i]);
+        ranks[nt++] = lower[i];
+        ranks[nt++] = upper[i];
+    }
+    qsort(ranks, nt, sizeof ranks[0], cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < nt; ++i)
+        if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
+    nt = u;
+    target_t tg[2 * DREDUCE_MAX_Q];
+    const int has_nan = info->nan_count > 0;
+    for (size_t i = 0; i < nt; ++i) {
+        tg[i] = (target_t){ranks[i], ranks[i], 0};
+        if (!has_nan) choose_digit(res, pass.width, &tg[i]);
+    }
+    /* NaN anywhere: NumPy's quantile is NaN; no more passes. */
+    int resolved = pass.width;
+    for (int p = 1; p < npasses && !has_nan; ++p) {
+        pass.width = dr_select_width(bits, p);
+        pass.shift = bits - resolved - pass.width;
+        pass.resolved = resolved;
+        /* The distinct prefixes, ascending (the targets are in rank order, so their prefixes are too). */
+        pass.groups = 0;
+        for (size_t i = 0; i < nt; ++i)
+            if (pass.groups == 0 || tg[i].prefix != pass.prefix[pass.groups - 1])
+                pass.prefix[pass.groups++] = tg[i].prefix;
+        s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, &res, &tm);
+        if (s != DR_OK) {
+            info_times(ctx, info, &tm, t0);
+            return s;
+        }
+        for (size_t i = 0, g = 0; i < nt; ++i) {
+            while (pass.prefix[g] != tg[i].prefix) ++g;
+            choose_digit(res + (g << pass.width), pass.width, &tg[i]);
+        }
+        resolved += pass.width;
+    }
+    for (size_t i = 0; i < nq; ++i) {
+        dreduce_order_stat_t o;
+        memset(&o, 0, sizeof o);
+        o.kind = order_kind(dtype);
+        o.lower_rank = lower[i];
+        o.upper_rank = upper[i];
+        o.gamma = gamma[i];
+        if (has_nan) {
+            o.kind = DR_ACC_F64;
+            o.lower.f64 = o.upper.f64 = NAN;
+            values[i] = NAN;
+        } else {
+            size_t a = 0, b = 0;
+            while (tg[a].rank != lower[i]) ++a;
+            while (tg[b].rank != upper[i]) ++b;
+            double da, db;
+            key_value(dtype, tg[a].prefix, &o.lower, &da);
+            key_value(dtype, tg[b].prefix, &o.upper, &db);
+            values[i] = dr_quantile_lerp(da, db, gamma[i]);
+        }
+        if (order) order[i] = o;
+    }
+    info->valid = 1;
+    info_times(ctx, info, &tm, t0);
+    return DR_OK;
+}
+
+/* ---- The API ---------------------------------------------------------------------------------------------------- */
+
+/* Where a buffer lives, for a GPU context (context.c's rules: another GPU's memory is a usage error). */
+static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_device)
+{
+    *on_device = 0;
+    if (!ctx->is_gpu || !buf) return DR_OK;
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return DR_OK;
+    }
+    if (a.type == cudaMemoryTypeDevice && a.device != ctx->gpu.device) {
+        dr_error("the buffer is in the memory of GPU %d but this rank's context uses GPU %d", a.device,
+                 ctx->gpu.device);
+        return DR_ERR_USAGE;
+    }
+    *on_device = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
+    return DR_OK;
+}
+
+static dr_status_t dist_call(dreduce_context_t *ctx, dr_dist_op_t op, const void *buf, uint64_t count,
+                             dr_dtype_t dtype, uint32_t bins, const double *range, uint64_t *counts, double *edges,
+                             size_t nq, const double *q, double *values, dreduce_order_stat_t *order,
+                             dreduce_dist_info_t *info, dr_status_t fail)
+{
+    const double t0 = dr_now_ms();
+    dreduce_dist_info_t unread;
+    if (!info) info = &unread;
+    info_init(info);
+    if (!ctx) {
+        dr_error("%s: ctx is NULL", op == DR_DIST_HISTOGRAM ? "dreduce_histogram" : "dreduce_quantile");
+        return DR_ERR_USAGE;
+    }
+    dr_status_t s = fail;
+    if (s == DR_OK) s = check_common(ctx, buf, count, dtype);
+    if (s == DR_OK) s = op == DR_DIST_HISTOGRAM ? check_hist_args(bins, range) : check_q_args(nq, q);
+    if (s == DR_OK && op == DR_DIST_HISTOGRAM && !counts) {
+        dr_error("dreduce_histogram: counts is NULL");
+        s = DR_ERR_USAGE;
+    }
+    if (s == DR_OK && op == DR_DIST_QUANTILE && !values) {
+        dr_error("dreduce_quantile: values is NULL");
+        s = DR_ERR_USAGE;
+    }
+    if (s == DR_OK && ctx->is_gpu) s = dr_gpu_use(&ctx->gpu);
+    source_t src = {buf, count, 0, NULL, 0, dtype};
+    if (s == DR_OK) s = classify(ctx, buf, &src.on_device);
+    int64_t f[F_COUNT];
+    fields(f, op, dtype, bins, range, nq, q, s);
+    s = agree(ctx, f);
+    dreduce_stats_t st;
+    memset(&st, 0, sizeof st);
+    if (s == DR_OK && fail != DR_OK) s = fail;
+    if (s == DR_OK && op == DR_DIST_HISTOGRAM && !range) s = range_pass(ctx, &src, NULL, &st, info);
+    if (s == DR_OK)
+        s = op == DR_DIST_HISTOGRAM ? histogram(ctx, &src, bins, range, &st, counts, edges, info, t0)
+                                    : quantile(ctx, &src, nq, q, values, order, info, t0);
+    dr_watchdog_leave(ctx->wd);
+    return s;
+}
+
+dr_status_t dreduce_histogram(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype,
+                              uint32_t bins, const double *range, uint64_t *counts, double *edges,
+                              dreduce_dist_info_t *info)
+{
+    return dist_call(ctx, DR_DIST_HISTOGRAM, buf, count, dtype, bins, range, counts, edges, 0, NULL, NULL, NULL,
+                     info, DR_OK);
+}
+
+dr_status_t dreduce_quantile(dreduce_context_t *ctx, const void *buf, uint64_t count, dr_dtype_t dtype, size_t nq,
+                             const double *q, double *values, dreduce_order_stat_t *order,
+                             dreduce_dist_info_t *info)
+{
+    return dist_call(ctx, DR_DIST_QUANTILE, buf, count, dtype, 0, NULL, NULL, NULL, nq, q, values, order, info,
+                     DR_OK);
+}
+
+dr_status_t dreduce_dist_fail(dreduce_context_t *ctx, dr_dist_op_t op, dr_dtype_t dtype, uint32_t bins,
+                              const double *range, size_t nq, const double *q, dr_status_t why,
+                              dreduce_dist_info_t *info)
+{
+    if (why == DR_OK) why = DR_ERR_USAGE;
+    if ((unsigned)op >= DR_DIST_COUNT) op = DR_DIST_HISTOGRAM;
+    return dist_call(ctx, op, NULL, 0, dtype, bins, range, NULL, NULL, nq, q, NULL, NULL, info, why);
+}
+
+static dr_status_t dist_file(dreduce_context_t *ctx, dr_dist_op_t op, const dreduce_file_t *file, uint32_t bins,
+                             const double *range, uint64_t *counts, double *edges, size_t nq, const double *q,
+                             double *values, dreduce_order_stat_t *order, dreduce_dist_info_t *info,
+                             dreduce_file_info_t *file_info)
+{
+    const double t0 = dr_now_ms();
+    dreduce_dist_info_t unread;
+    if (!info) info = &unread;
+    info_init(info);
+    if (!ctx) {
+        dr_error("%s: ctx is NULL", op == DR_DIST_HISTOGRAM ? "dreduce_histogram_file" : "dreduce_quantile_file");
+        return DR_ERR_USAGE;
+    }
+    dr_status_t mine = op == DR_DIST_HISTOGRAM ? check_hist_args(bins, range) : check_q_args(nq, q);
+    if (mine == DR_OK && op == DR_DIST_HISTOGRAM && !counts) {
+        dr_error("dreduce_histogram_file: counts is NULL");
+        mine = DR_ERR_USAGE;
+    }
+    if (mine == DR_OK && op == DR_DIST_QUANTILE && !values) {
+        dr_error("dreduce_quantile_file: values is NULL");
+        mine = DR_ERR_USAGE;
+    }
+    if (mine == DR_OK && ctx->is_gpu) mine = dr_gpu_use(&ctx->gpu);
+    dr_input_t in;
+    dreduce_file_info_t fi;
+    DR_CHECK(dr_context_open_file(ctx, mine, file, DR_MIN, &in, &fi));
+    int64_t f[F_COUNT];
+    fields(f, op, fi.dtype, bins, range, nq, q, DR_OK);
+    dr_status_t s = agree(ctx, f);
+    source_t src = {NULL, fi.mine, 0, &in, fi.first, fi.dtype};
+    dreduce_stats_t st;
+    memset(&st, 0, sizeof st);
+    if (s == DR_OK && op == DR_DIST_HISTOGRAM && !range) {
+        /* The automatic range reads the file through dreduce_reduce_file's own pipeline: ours is closed
+         * meanwhile, and opened again after (every rank alike). */
+        dr_input_close(&in);
+        s = range_pass(ctx, &src, file, &st, info);
+        if (s != DR_OK) {
+            dr_watchdog_leave(ctx->wd);
+            return s;
+        }
+        DR_CHECK(dr_context_open_file(ctx, DR_OK, file, DR_MIN, &in, &fi));
+    }
+    if (s == DR_OK)
+        s = op == DR_DIST_HISTOGRAM ? histogram(ctx, &src, bins, range, &st, counts, edges, info, t0)
+                                    : quantile(ctx, &src, nq, q, values, order, info, t0);
+    dr_input_close(&in);
+    if (s == DR_OK && file_info) *file_info = fi;
+    dr_watchdog_leave(ctx->wd);
+    return s;
+}
+
+dr_status_t dreduce_histogram_file(dreduce_context_t *ctx, const dreduce_file_t *file, uint32_t bins,
+                                   const double *range, uint64_t *counts, double *edges, dreduce_dist_info_t *info,
+                                   dreduce_file_info_t *file_info)
+{
+    return dist_file(ctx, DR_DIST_HISTOGRAM, file, bins, range, counts, edges, 0, NULL, NULL, NULL, info,
+                     file_info);
+}
+
+dr_status_t dreduce_quantile_file(dreduce_context_t *ctx, const dreduce_file_t *file, size_t nq, const double *q,
+                                  double *values, dreduce_order_stat_t *order, dreduce_dist_info_t *info,
+                                  dreduce_file_info_t *file_info)
+{
+    return dist_file(ctx, DR_DIST_QUANTILE, file, 0, NULL, NULL, NULL, nq, q, values, order, info, file_info);
+}

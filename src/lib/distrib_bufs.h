@@ -1,0 +1,27 @@
+/* What a context keeps for histograms and quantiles (distrib.c), grown on demand and released with the context. */
+#ifndef DREDUCE_DISTRIB_BUFS_H
+#define DREDUCE_DISTRIB_BUFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+typedef struct {
+    size_t words_cap;      /* uint64 words of each count vector below */
+    uint64_t *counts[3];   /* this rank's counts, the node's, the result: device memory on the device-buffer path,
+                              else host memory (pinned on a GPU context) */
+    int counts_on_device;
+    uint64_t *d_counts;    /* GPU: where the kernels count (counts[0] itself on the device-buffer path) */
+    uint64_t *h_read;      /* GPU on the device-buffer path: pinned host memory the result is read back into */
+    void *d_edges;         /* GPU: a histogram's edges */
+    size_t edges_cap;
+    size_t slot_bytes;     /* GPU, host arrays and files: two device slots (and pinned host slots for files) */
+    void *d_slot[2], *h_slot[2];
+    cudaEvent_t slot_free[2];
+    int events_made;
+    void *cpu_slot;        /* CPU backend, files: one host slot */
+    size_t cpu_slot_bytes;
+} dr_dist_bufs_t;
+
+#endif
