@@ -92,22 +92,65 @@ __device__ __forceinline__ void flush(run_t &r, uint32_t *smem, unsigned long lo
 __device__ __forceinline__ void add(run_t &r, uint32_t slot, uint32_t *smem, unsigned long long *gcounts,
                                     bool in_smem)
 {
+    if (slot == kSkip) return; /* not in play: it neither counts nor ends the run */
     if (slot == r.slot) {
         ++r.len;
         return;
     }
     flush(r, smem, gcounts, in_smem);
-    if (slot != kSkip) {
-        r.slot = slot;
-        r.len = 1;
-    } else {
-        r.slot = kSkip;
-    }
+    r.slot = slot;
+    r.len = 1;
 }
+
+// A digit pass that also keeps the elements in play, so the later passes read those alone. A warp reserves room
+// kKeepChunk elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
+// counter), fills it in order, and pads what is left of its last chunk with `pad`, an element no later pass has in
+// play (a NaN for floats; for integers one whose higher digits match no group). The count kept is thus the
+// elements in play plus at most kKeepChunk per warp (dr_gpu_count_keep_slack).
+constexpr uint32_t kKeepChunk = 256;
+
+template <typename T> struct keeper_t {
+    T *out;
+    unsigned long long *pos;
+    T pad;
+    unsigned long long base = 0;
+    uint32_t used = kKeepChunk; // no chunk yet
+
+    // Whole warps only (every lane calls it, in step).
+    __device__ __forceinline__ void warp_keep(bool in_play, T x)
+    {
+        const unsigned want = __ballot_sync(0xffffffffu, in_play);
+        if (!want) return;
+        const uint32_t cnt = __popc(want), lane = threadIdx.x & 31;
+        if (used + cnt > kKeepChunk) {
+            for (uint32_t k = used + lane; k < kKeepChunk; k += 32) out[base + k] = pad;
+            unsigned long long b = 0;
+            if (lane == 0) b = atomicAdd(pos, (unsigned long long)kKeepChunk);
+            base = __shfl_sync(0xffffffffu, b, 0);
+            used = 0;
+        }
+        if (in_play) out[base + used + __popc(want & ((1u << lane) - 1u))] = x;
+        used += cnt;
+    }
+    __device__ __forceinline__ void warp_finish()
+    {
+        const uint32_t lane = threadIdx.x & 31;
+        if (used < kKeepChunk)
+            for (uint32_t k = used + lane; k < kKeepChunk; k += 32) out[base + k] = pad;
+    }
+    // One thread alone (the scalar head and tail).
+    __device__ __forceinline__ void one_keep(bool in_play, T x)
+    {
+        if (in_play) out[atomicAdd(pos, 1ull)] = x;
+    }
+};
+
+constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 
 template <dr_dtype_t DT, dr_count_kind_t K>
 __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in,
-                             uint64_t n, unsigned long long *__restrict__ gcounts, uint32_t words, bool in_smem)
+                             uint64_t n, unsigned long long *__restrict__ gcounts, uint32_t words, bool in_smem,
+                             void *__restrict__ out, unsigned long long *__restrict__ out_pos)
 {
     using T = typename elem<DT>::T;
     extern __shared__ uint32_t smem[];
@@ -124,19 +167,47 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
     const uint64_t tail_from = head + nvec * kPer;
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
+    const uint32_t nan_slot = (uint32_t)p.groups << p.width;
+    const bool keeping = K == DR_COUNT_DIGIT && out != nullptr;
+    keeper_t<T> kp{(T *)out, out_pos, (T)p.keep_pad};
     run_t r;
-    if (tid < head) add(r, slot_of<DT, K>(p, edges, x[tid]), smem, gcounts, in_smem);
+    auto in_play = [&](uint32_t slot) { return slot != kSkip && slot != nan_slot; };
+    if (tid < head) {
+        const uint32_t slot = slot_of<DT, K>(p, edges, x[tid]);
+        add(r, slot, smem, gcounts, in_smem);
+        if (keeping) kp.one_keep(in_play(slot), x[tid]);
+    }
+    // Warps step together through the vectors (kVecs of them per lane a step, loaded first), so the keeper's
+    // ballots see every lane.
     const uint4 *v = (const uint4 *)(x + head);
-    for (uint64_t i = tid; i < nvec; i += nthreads) {
+    const uint64_t lane = threadIdx.x & 31, warp = tid >> 5, nwarps = nthreads >> 5;
+    for (uint64_t base = warp * 32 * kVecs; base < nvec; base += nwarps * 32 * kVecs) {
         union {
             uint4 u;
             T e[kPer];
-        } w;
-        w.u = __ldcs(v + i); // read once: streaming
+        } w[kVecs];
 #pragma unroll
-        for (int j = 0; j < kPer; ++j) add(r, slot_of<DT, K>(p, edges, w.e[j]), smem, gcounts, in_smem);
+        for (int u = 0; u < kVecs; ++u) {
+            const uint64_t i = base + (uint64_t)u * 32 + lane;
+            if (i < nvec) w[u].u = __ldcs(v + i); // read once: streaming
+        }
+#pragma unroll
+        for (int u = 0; u < kVecs; ++u) {
+            const bool valid = base + (uint64_t)u * 32 + lane < nvec;
+#pragma unroll
+            for (int j = 0; j < kPer; ++j) {
+                const uint32_t slot = valid ? slot_of<DT, K>(p, edges, w[u].e[j]) : kSkip;
+                add(r, slot, smem, gcounts, in_smem);
+                if (keeping) kp.warp_keep(in_play(slot), w[u].e[j]);
+            }
+        }
     }
-    if (tail_from + tid < n) add(r, slot_of<DT, K>(p, edges, x[tail_from + tid]), smem, gcounts, in_smem);
+    if (keeping) kp.warp_finish();
+    if (tail_from + tid < n) {
+        const uint32_t slot = slot_of<DT, K>(p, edges, x[tail_from + tid]);
+        add(r, slot, smem, gcounts, in_smem);
+        if (keeping) kp.one_keep(in_play(slot), x[tail_from + tid]);
+    }
     flush(r, smem, gcounts, in_smem);
     if (!in_smem) return;
     __syncthreads();
@@ -144,15 +215,15 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
         if (smem[w]) atomicAdd(&gcounts[w], (unsigned long long)smem[w]);
 }
 
+// The launch's grid: one persistent wave, but no more blocks than vector steps to take, and enough that a block
+// counts fewer than 2^31 elements (its shared counts are uint32).
 template <dr_dtype_t DT, dr_count_kind_t K>
-cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n, uint64_t *d_counts,
-                   int block, int device, cudaStream_t stream)
+cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int block, int device, uint64_t *grid, size_t *smem_out,
+                    bool *in_smem_out)
 {
-    if (n == 0) return cudaSuccess;
     const uint64_t words64 = dr_count_words(p);
     const bool in_smem = words64 <= kSmemCountsMax;
-    const uint32_t words = (uint32_t)words64;
-    const size_t smem = in_smem ? words * sizeof(uint32_t) : 0;
+    const size_t smem = in_smem ? words64 * sizeof(uint32_t) : 0;
     auto *kernel = count_kernel<DT, K>;
     cudaError_t e;
     if (smem > 48 * 1024 &&
@@ -162,38 +233,77 @@ cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_
     if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
     if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem)) != cudaSuccess) return e;
     if (per_sm < 1) per_sm = 1;
-    // One persistent wave, but no more blocks than vectors to read, and enough that a block counts fewer than 2^31
-    // elements (its shared counts are uint32).
     constexpr uint64_t kPer = 16 / sizeof(typename elem<DT>::T);
-    uint64_t grid = (uint64_t)sms * per_sm;
-    const uint64_t need = (n / kPer + block - 1) / block;
-    if (grid > need) grid = need ? need : 1;
+    uint64_t g = (uint64_t)sms * per_sm;
+    const uint64_t need = (n / kPer / kVecs + block - 1) / block;
+    if (g > need) g = need ? need : 1;
     const uint64_t min_grid = n / (1ull << 31) + 1;
-    if (grid < min_grid) grid = min_grid;
-    if (grid > 0x7fffffffull) return cudaErrorInvalidValue;
-    kernel<<<(unsigned)grid, block, smem, stream>>>(*p, d_edges, d_in, n, (unsigned long long *)d_counts, words,
-                                                    in_smem);
+    if (g < min_grid) g = min_grid;
+    if (g > 0x7fffffffull) return cudaErrorInvalidValue;
+    *grid = g;
+    *smem_out = smem;
+    *in_smem_out = in_smem;
+    return cudaSuccess;
+}
+
+template <dr_dtype_t DT, dr_count_kind_t K>
+cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n, uint64_t *d_counts,
+                   int block, int device, cudaStream_t stream, void *d_keep, uint64_t *d_keep_pos)
+{
+    if (n == 0) return cudaSuccess;
+    uint64_t grid;
+    size_t smem;
+    bool in_smem;
+    cudaError_t e = grid_of<DT, K>(p, n, block, device, &grid, &smem, &in_smem);
+    if (e != cudaSuccess) return e;
+    count_kernel<DT, K><<<(unsigned)grid, block, smem, stream>>>(*p, d_edges, d_in, n, (unsigned long long *)d_counts,
+                                                               (uint32_t)dr_count_words(p), in_smem, d_keep,
+                                                               (unsigned long long *)d_keep_pos);
     return cudaGetLastError();
 }
 
 template <dr_dtype_t DT>
 cudaError_t launch_kind(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n,
-                        uint64_t *d_counts, int block, int device, cudaStream_t stream)
+                        uint64_t *d_counts, int block, int device, cudaStream_t stream, void *d_keep,
+                        uint64_t *d_keep_pos)
 {
-    return p->kind == DR_COUNT_HIST ? launch<DT, DR_COUNT_HIST>(p, d_edges, d_in, n, d_counts, block, device, stream)
-                                    : launch<DT, DR_COUNT_DIGIT>(p, d_edges, d_in, n, d_counts, block, device, stream);
+    return p->kind == DR_COUNT_HIST
+               ? launch<DT, DR_COUNT_HIST>(p, d_edges, d_in, n, d_counts, block, device, stream, nullptr, nullptr)
+               : launch<DT, DR_COUNT_DIGIT>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos);
 }
 
 } // namespace
 
+extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_t n, int block, int device,
+                                               uint64_t *slack)
+{
+    if (block == 0) block = 512;
+    uint64_t grid = 0;
+    size_t smem;
+    bool in_smem;
+    cudaError_t e = cudaErrorInvalidValue;
+    switch ((dr_dtype_t)p->dtype) {
+#define DR_SLACK_CASE(DT)                                                                                      \
+    case DT: e = grid_of<DT, DR_COUNT_DIGIT>(p, n, block, device, &grid, &smem, &in_smem); break;
+        DR_SLACK_CASE(DR_INT8) DR_SLACK_CASE(DR_UINT8) DR_SLACK_CASE(DR_INT16) DR_SLACK_CASE(DR_UINT16)
+        DR_SLACK_CASE(DR_INT32) DR_SLACK_CASE(DR_UINT32) DR_SLACK_CASE(DR_INT64) DR_SLACK_CASE(DR_UINT64)
+        DR_SLACK_CASE(DR_FLOAT16) DR_SLACK_CASE(DR_BFLOAT16) DR_SLACK_CASE(DR_FLOAT32) DR_SLACK_CASE(DR_FLOAT64)
+#undef DR_SLACK_CASE
+    default: break;
+    }
+    *slack = grid * (uint64_t)block / 32 * kKeepChunk;
+    return e;
+}
+
 extern "C" cudaError_t dr_gpu_count_pass(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n,
-                                    uint64_t *d_counts, int block, int device, cudaStream_t stream)
+                                         uint64_t *d_counts, int block, int device, cudaStream_t stream,
+                                         void *d_keep, uint64_t *d_keep_pos)
 {
     if (block == 0) block = 512;
     if (block < 32 || block > 1024 || (block & (block - 1))) return cudaErrorInvalidValue;
     switch ((dr_dtype_t)p->dtype) {
 #define DR_COUNT_CASE(DT)                                                                                      \
-    case DT: return launch_kind<DT>(p, d_edges, d_in, n, d_counts, block, device, stream);
+    case DT: return launch_kind<DT>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos);
         DR_COUNT_CASE(DR_INT8) DR_COUNT_CASE(DR_UINT8) DR_COUNT_CASE(DR_INT16) DR_COUNT_CASE(DR_UINT16)
         DR_COUNT_CASE(DR_INT32) DR_COUNT_CASE(DR_UINT32) DR_COUNT_CASE(DR_INT64) DR_COUNT_CASE(DR_UINT64)
         DR_COUNT_CASE(DR_FLOAT16) DR_COUNT_CASE(DR_BFLOAT16) DR_COUNT_CASE(DR_FLOAT32) DR_COUNT_CASE(DR_FLOAT64)

@@ -86,7 +86,18 @@ typedef struct {
     double first, last; /* the outer edges as the bin type holds them: elements outside are below / above */
     double denom;       /* last - first as NumPy computes it: in the bin type (in_type), else in float64 */
     double bins_t;      /* bins in the bin type (in_type: float16 rounds above 2048) */
+    double scale;       /* bins / denom in float64: the fast estimate's factor */
+    int32_t exact_estimate; /* 1: estimate with NumPy's own arithmetic (below); 0: (x - first) * scale */
+    int32_t pad2;
 } dr_hist_plan_t;
+
+/* Why two estimates. NumPy's answer is its estimate corrected by one step against the edges, which is the bin the
+ * edges define (edges[i] <= x < edges[i + 1]) whenever its estimate is within one bin of that; so is ours, from
+ * any estimate within one bin. Where NumPy's arithmetic is fine enough for that (its relative error, a few units of
+ * the bin type's last place, times bins, well under a bin: every float64 and integer histogram, float32 up to 2^20
+ * bins, float16 below 256 bins) the kernels take (x - first) * scale, a subtraction and a multiplication; where it
+ * is not (float16 with many bins, a range whose width overflows), they reproduce NumPy's estimate to the rounding,
+ * divisions included, so that the correction lands where NumPy's does. dr_hist_plan decides (src/lib/distrib.c). */
 
 /* The estimate truncated as NumPy's astype(intp), kept inside 0..bins-1 (where NumPy's estimate cannot leave it but
  * by an overflow of its own, we still never index outside the edges), then NumPy's step down at `bins`. */
@@ -111,10 +122,14 @@ DR_HD int64_t dr_hist_bin_f16(const dr_hist_plan_t *p, const float *edges, float
     const float first = (float)p->first;
     if (x < first) return DR_HIST_BELOW;
     if (x > (float)p->last) return DR_HIST_ABOVE;
-    const float d = dr_round_f16(dr_fsub(x, first));
-    const double f = p->in_type ? (double)dr_round_f16(dr_fmul(dr_round_f16(dr_fdiv(d, (float)p->denom)),
-                                                               (float)p->bins_t))
-                                : dr_dmul(dr_ddiv((double)d, p->denom), (double)p->bins);
+    double f;
+    if (!p->exact_estimate) {
+        f = (double)dr_fmul(dr_fsub(x, first), (float)p->scale); /* x - first exact in float32 for halves */
+    } else {
+        const float d = dr_round_f16(dr_fsub(x, first));
+        f = p->in_type ? (double)dr_round_f16(dr_fmul(dr_round_f16(dr_fdiv(d, (float)p->denom)), (float)p->bins_t))
+                       : dr_dmul(dr_ddiv((double)d, p->denom), (double)p->bins);
+    }
     int64_t i = dr_hist_trunc(f, p->bins);
     DR_HIST_CORRECT(i, x, edges, p->bins);
     return i;
@@ -127,8 +142,10 @@ DR_HD int64_t dr_hist_bin_f32(const dr_hist_plan_t *p, const float *edges, float
     if (x < first) return DR_HIST_BELOW;
     if (x > (float)p->last) return DR_HIST_ABOVE;
     const float d = dr_fsub(x, first);
-    const double f = p->in_type ? (double)dr_fmul(dr_fdiv(d, (float)p->denom), (float)p->bins_t)
-                                : dr_dmul(dr_ddiv((double)d, p->denom), (double)p->bins);
+    double f;
+    if (!p->exact_estimate) f = (double)dr_fmul(d, (float)p->scale);
+    else f = p->in_type ? (double)dr_fmul(dr_fdiv(d, (float)p->denom), (float)p->bins_t)
+                        : dr_dmul(dr_ddiv((double)d, p->denom), (double)p->bins);
     int64_t i = dr_hist_trunc(f, p->bins);
     DR_HIST_CORRECT(i, x, edges, p->bins);
     return i;
@@ -140,7 +157,8 @@ DR_HD int64_t dr_hist_bin_f64(const dr_hist_plan_t *p, const double *edges, doub
     if (x != x) return DR_HIST_NAN;
     if (x < p->first) return DR_HIST_BELOW;
     if (x > p->last) return DR_HIST_ABOVE;
-    const double f = dr_dmul(dr_ddiv(dr_dsub(x, p->first), p->denom), (double)p->bins);
+    const double f = p->exact_estimate ? dr_dmul(dr_ddiv(dr_dsub(x, p->first), p->denom), (double)p->bins)
+                                       : dr_dmul(dr_dsub(x, p->first), p->scale);
     int64_t i = dr_hist_trunc(f, p->bins);
     DR_HIST_CORRECT(i, x, edges, p->bins);
     return i;
@@ -237,6 +255,8 @@ typedef struct {
     int32_t dtype;    /* dr_dtype_t */
     dr_hist_plan_t hist;
     int32_t shift, width, resolved, groups;
+    uint64_t keep_pad; /* a digit pass that keeps its elements in play (kernels/count.h): the raw bits of an element
+                          in play in no later pass, to pad with */
     uint64_t prefix[DR_SELECT_MAX_GROUPS];
 } dr_count_pass_t;
 

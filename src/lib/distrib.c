@@ -73,8 +73,8 @@ static void linspace(dr_hist_type_t ty, int in_type, double first, double last, 
 
 /* The plan and edges of a histogram of dtype: range (lo, hi) given, or the automatic range from the array's stats
  * (st: count, min and max over every rank). NumPy's rules (src/common/distrib.h). */
-static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st,
-                             dr_hist_plan_t *p, double *edges)
+static dr_status_t hist_plan_numpy(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st,
+                                   dr_hist_plan_t *p, double *edges)
 {
     memset(p, 0, sizeof *p);
     const dr_hist_type_t ty = hist_type(dtype);
@@ -146,6 +146,19 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
     /* NumPy's _unsigned_subtract: the exact difference in the unsigned type, then to float64 */
     p->denom = (double)(is_signed ? (uint64_t)st->max.i64 - (uint64_t)st->min.i64 : st->max.u64 - st->min.u64);
     linspace(DR_HT_F64, 0, mn, mx, bins, edges);
+    return DR_OK;
+}
+
+/* The plan, and which estimate the kernels take (src/common/distrib.h, "Why two estimates"): NumPy's arithmetic
+ * errs by a few units of the bin type's last place of the estimate, so bins times 8 units under half a bin is safe
+ * for the fast one. */
+static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st,
+                             dr_hist_plan_t *p, double *edges)
+{
+    DR_CHECK(hist_plan_numpy(dtype, bins, range, st, p, edges));
+    p->scale = (double)bins / p->denom;
+    const double ulp = p->type == DR_HT_F16 ? 0x1p-11 : p->type == DR_HT_F32 ? 0x1p-24 : 0x1p-53;
+    p->exact_estimate = !(isfinite(p->scale) && p->scale > 0 && (double)bins * 8.0 * ulp < 0.5);
     return DR_OK;
 }
 
@@ -229,7 +242,8 @@ static void free_counts(dreduce_context_t *ctx)
     }
     if (b->d_counts && !b->counts_on_device) cudaFree(b->d_counts);
     if (b->h_read) cudaFreeHost(b->h_read);
-    b->d_counts = b->h_read = NULL;
+    if (b->h_local) cudaFreeHost(b->h_local);
+    b->d_counts = b->h_read = b->h_local = NULL;
     b->words_cap = 0;
 }
 
@@ -253,6 +267,7 @@ static dr_status_t ensure_counts(dreduce_context_t *ctx, size_t words)
         if (b->counts_on_device) {
             b->d_counts = b->counts[0];
             DR_CUDA_CHECK(cudaMallocHost((void **)&b->h_read, bytes));
+            DR_CUDA_CHECK(cudaMallocHost((void **)&b->h_local, bytes));
         } else {
             DR_CHECK(dr_gpu_alloc((void **)&b->d_counts, bytes, "histogram counts"));
         }
@@ -295,6 +310,29 @@ static dr_status_t ensure_slots(dreduce_context_t *ctx, size_t bytes, int pinned
     return DR_OK;
 }
 
+/* Keep buffer k of at least `bytes`; 0 where the memory is not to be had (the select then reads the part again:
+ * this rank's choice alone, nothing collective depends on it). */
+static int ensure_keep(dreduce_context_t *ctx, int k, size_t bytes)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    if (!b->d_keep_pos && cudaMalloc((void **)&b->d_keep_pos, sizeof(uint64_t)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        b->d_keep_pos = NULL;
+        return 0;
+    }
+    if (bytes <= b->keep_cap[k]) return 1;
+    if (b->d_keep[k]) cudaFree(b->d_keep[k]);
+    b->d_keep[k] = NULL;
+    b->keep_cap[k] = 0;
+    if (cudaMalloc(&b->d_keep[k], bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        b->d_keep[k] = NULL;
+        return 0;
+    }
+    b->keep_cap[k] = bytes;
+    return 1;
+}
+
 void dr_dist_free(dreduce_context_t *ctx)
 {
     dr_dist_bufs_t *b = &ctx->dist;
@@ -305,6 +343,9 @@ void dr_dist_free(dreduce_context_t *ctx)
         if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
         if (b->events_made) cudaEventDestroy(b->slot_free[k]);
     }
+    for (int k = 0; k < 2; ++k)
+        if (b->d_keep[k]) cudaFree(b->d_keep[k]);
+    if (b->d_keep_pos) cudaFree(b->d_keep_pos);
     free(b->cpu_slot);
     memset(b, 0, sizeof *b);
 }
@@ -342,7 +383,7 @@ static dr_status_t gpu_count_chunks(dreduce_context_t *ctx, const dr_count_pass_
         if (got == 0) continue;
         DR_CUDA_CHECK(cudaMemcpyAsync(b->d_slot[k], ptr, got * esize, cudaMemcpyHostToDevice, st));
         DR_CUDA_CHECK(dr_gpu_count_pass(pass, b->d_edges, b->d_slot[k], got, b->d_counts, ctx->cfg.block,
-                                   ctx->gpu.device, st));
+                                        ctx->gpu.device, st, NULL, NULL));
         DR_CUDA_CHECK(cudaEventRecord(b->slot_free[k], st));
     }
     return DR_OK;
@@ -377,9 +418,10 @@ static dr_status_t file_next(void *state, void *slot, size_t max, const void **p
 }
 
 /* One local pass: this rank's counts of its part, into the context's count vector (device counts on a GPU; host
- * counts[0] on the CPU backend), zeroed first. */
+ * counts[0] on the CPU backend), zeroed first. keep (a GPU digit pass over device memory; NULL: none): the
+ * elements in play are appended there (ensure_keep sized it). */
 static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
-                              const void *host_edges, size_t words)
+                              const void *host_edges, size_t words, void *keep)
 {
     dr_dist_bufs_t *b = &ctx->dist;
     const size_t esize = dr_dtype_size(src->dtype);
@@ -391,8 +433,9 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
             DR_CHECK(dr_input_stream_begin(src->in, src->first, src->count, slot_elems, &s));
             DR_CHECK(gpu_count_chunks(ctx, pass, esize, 1, file_next, &s));
         } else if (src->on_device || src->count == 0) {
+            if (keep) DR_CUDA_CHECK(cudaMemsetAsync(b->d_keep_pos, 0, sizeof(uint64_t), ctx->gpu.stream));
             DR_CUDA_CHECK(dr_gpu_count_pass(pass, b->d_edges, src->buf, src->count, b->d_counts, ctx->cfg.block,
-                                       ctx->gpu.device, ctx->gpu.stream));
+                                            ctx->gpu.device, ctx->gpu.stream, keep, keep ? b->d_keep_pos : NULL));
         } else {
             host_chunks_t h = {src->buf, src->count, esize};
             DR_CHECK(gpu_count_chunks(ctx, pass, esize, 0, host_next, &h));
@@ -437,8 +480,8 @@ static double nan0(double v) { return isnan(v) ? 0.0 : v; }
  * (every rank with to_all, else rank 0), NULL elsewhere. A local failure still joins the combine, its counts
  * zero and its head saying so; a failure on any rank is an error wherever the result arrives. */
 static dr_status_t run_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
-                            const void *host_edges, size_t words, int to_all, const uint64_t **out,
-                            pass_times_t *tm)
+                            const void *host_edges, size_t words, int to_all, void *keep, const uint64_t **out,
+                            const uint64_t **local_out, dr_status_t forced, pass_times_t *tm)
 {
     dr_dist_bufs_t *b = &ctx->dist;
     *out = NULL;
@@ -446,7 +489,7 @@ static dr_status_t run_pass(dreduce_context_t *ctx, const source_t *src, const d
     DR_CHECK(ensure_counts(ctx, total)); /* this rank's alone: sizes agree, so a failure here is MPI-safe only if
                                             every rank fails alike; allocation of a few MB rarely differs */
     const double t0 = dr_now_ms();
-    dr_status_t local = local_pass(ctx, src, pass, host_edges, words);
+    dr_status_t local = forced != DR_OK ? forced : local_pass(ctx, src, pass, host_edges, words, keep);
     const double t1 = dr_now_ms();
     uint64_t head[HEAD_WORDS] = {local != DR_OK, local == DR_ERR_RUNTIME};
     if (ctx->is_gpu) {
@@ -471,6 +514,14 @@ static dr_status_t run_pass(dreduce_context_t *ctx, const source_t *src, const d
     if (final && b->counts_on_device) {
         DR_CUDA_CHECK(cudaMemcpy(b->h_read, final, total * sizeof(uint64_t), cudaMemcpyDeviceToHost));
         final = b->h_read;
+    }
+    if (local_out) { /* this rank's own counts (the combine's send buffer, which MPI leaves as it was) */
+        if (b->counts_on_device) {
+            DR_CUDA_CHECK(cudaMemcpy(b->h_local, b->counts[0], words * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+            *local_out = b->h_local;
+        } else {
+            *local_out = b->counts[0];
+        }
     }
     const double t2 = dr_now_ms();
     if (tm->passes < DREDUCE_DIST_MAX_PASSES) {
@@ -662,7 +713,7 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
             none.buf = NULL;
             none.count = 0;
         }
-        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, &res, &tm);
+        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, NULL, &res, NULL, DR_OK, &tm);
         if (s == DR_OK) s = local;
     }
     if (s == DR_OK && res) {
@@ -739,6 +790,26 @@ static void choose_digit(const uint64_t *c, int width, target_t *t)
     t->left -= below;
 }
 
+/* The raw bits of an element that no pass after `p` has in play: a NaN for floats (counted apart), else the
+ * integer whose key's higher digits are the smallest prefix no group of p has (later groups extend p's). */
+static uint64_t keep_pad(dr_dtype_t t, const dr_count_pass_t *p)
+{
+    switch (t) {
+    case DR_FLOAT16: return 0x7e00u;
+    case DR_BFLOAT16: return 0x7fc0u;
+    case DR_FLOAT32: return 0x7fc00000u;
+    case DR_FLOAT64: return 0x7ff8000000000000ull;
+    default: break;
+    }
+    uint64_t top = 0; /* the prefixes ascend: the first gap */
+    for (int g = 0; g < p->groups && p->prefix[g] == top; ++g) ++top;
+    const int bits = dr_key_bits(t);
+    const uint64_t key = top << (p->shift + p->width);
+    const int is_signed = t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64;
+    const uint64_t raw = is_signed ? key ^ (1ull << (bits - 1)) : key;
+    return bits == 64 ? raw : raw & ((1ull << bits) - 1);
+}
+
 static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
                             dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
 {
@@ -754,7 +825,8 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
     pass_times_t tm;
     memset(&tm, 0, sizeof tm);
     const uint64_t *res = NULL;
-    dr_status_t s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, &res, &tm);
+    const uint64_t *loc = NULL;
+    dr_status_t s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, NULL, &res, &loc, DR_OK, &tm);
     if (s != DR_OK) {
         info_times(ctx, info, &tm, t0);
         return s;
@@ -791,9 +863,18 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         tg[i] = (target_t){ranks[i], ranks[i], 0};
         if (!has_nan) choose_digit(res, pass.width, &tg[i]);
     }
-    /* NaN anywhere: NumPy's quantile is NaN; no more passes. */
+    /* NaN anywhere: NumPy's quantile is NaN; no more passes. On a GPU with the part in device memory, a pass whose
+     * elements in play are at most half of what it reads also keeps them (two buffers, alternating), and the next
+     * passes read those alone: this rank's own choice, from its own counts of the pass before. */
     int resolved = pass.width;
+    source_t cur = *src;
+    int cur_keep = -1;
+    dr_status_t broken = DR_OK; /* this rank's failure found after a pass's combine: it fails the next pass */
+    const size_t esize = dr_dtype_size(dtype);
     for (int p = 1; p < npasses && !has_nan; ++p) {
+        const int prev_width = pass.width, prev_groups = pass.groups;
+        uint64_t prev_prefix[DR_SELECT_MAX_GROUPS];
+        memcpy(prev_prefix, pass.prefix, sizeof prev_prefix);
         pass.width = dr_select_width(bits, p);
         pass.shift = bits - resolved - pass.width;
         pass.resolved = resolved;
@@ -802,10 +883,41 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         for (size_t i = 0; i < nt; ++i)
             if (pass.groups == 0 || tg[i].prefix != pass.prefix[pass.groups - 1])
                 pass.prefix[pass.groups++] = tg[i].prefix;
-        s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, &res, &tm);
+        /* This rank's elements in play now: its counts of the new prefixes' digits in the pass before. */
+        uint64_t in_play = 0;
+        for (int g = 0; g < pass.groups; ++g) {
+            const uint64_t up = pass.prefix[g] >> prev_width, digit = pass.prefix[g] & ((1ull << prev_width) - 1);
+            int pg = 0;
+            if (p > 1)
+                while (pg < prev_groups && prev_prefix[pg] != up) ++pg;
+            in_play += loc[((uint64_t)pg << prev_width) | digit];
+        }
+        void *keep = NULL;
+        const int keep_k = cur_keep == 0 ? 1 : 0;
+        uint64_t slack = 0;
+        if (ctx->is_gpu && p + 1 < npasses && !cur.in && cur.on_device && in_play > 0 &&
+            in_play <= cur.count / 2 &&
+            dr_gpu_count_keep_slack(&pass, cur.count, ctx->cfg.block, ctx->gpu.device, &slack) == cudaSuccess &&
+            ensure_keep(ctx, keep_k, (size_t)(in_play + slack) * esize)) {
+            keep = ctx->dist.d_keep[keep_k];
+            pass.keep_pad = keep_pad(dtype, &pass);
+        }
+        s = run_pass(ctx, &cur, &pass, NULL, (size_t)dr_count_words(&pass), 1, keep, &res, &loc, broken, &tm);
         if (s != DR_OK) {
             info_times(ctx, info, &tm, t0);
             return s;
+        }
+        if (keep) {
+            uint64_t kept = 0;
+            DR_CUDA_CHECK(cudaMemcpy(&kept, ctx->dist.d_keep_pos, sizeof kept, cudaMemcpyDeviceToHost));
+            if (kept < in_play || kept > in_play + slack) { /* the next pass (every rank's) fails */
+                dr_error("a quantile pass kept %llu elements where the pass before counted %llu in play",
+                         (unsigned long long)kept, (unsigned long long)in_play);
+                broken = DR_ERR_RUNTIME;
+            }
+            cur.buf = keep;
+            cur.count = kept;
+            cur_keep = keep_k;
         }
         for (size_t i = 0, g = 0; i < nt; ++i) {
             while (pass.prefix[g] != tg[i].prefix) ++g;

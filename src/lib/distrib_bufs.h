@@ -20,6 +20,11 @@ typedef struct {
     void *d_slot[2], *h_slot[2];
     cudaEvent_t slot_free[2];
     int events_made;
+    uint64_t *h_local;     /* GPU on the device-buffer path: a pass's local counts read back (quantile compaction) */
+    void *d_keep[2];       /* GPU: the elements still in play of a quantile's select, kept by a pass (two, so a
+                              pass can read one and keep into the other) */
+    size_t keep_cap[2];    /* bytes of each */
+    uint64_t *d_keep_pos;  /* the count of elements kept */
     void *cpu_slot;        /* CPU backend, files: one host slot */
     size_t cpu_slot_bytes;
 } dr_dist_bufs_t;

@@ -1,0 +1,284 @@
+/* Histograms and quantiles on the GPU against the CPU backend (label gpu). Every rank makes the same whole array;
+ * the answer of a CPU context on MPI_COMM_SELF over the whole array is the reference (the CPU backend itself is
+ * checked against NumPy by tests/python/test_distrib.py), and GPU contexts on MPI_COMM_WORLD reduce each rank's
+ * part: device buffers (aligned and one element off), blocks of 128, 512 and 1024 threads, and pageable host
+ * buffers in small chunks. Counts and edges must be equal, quantile values and order statistics the same bits, so
+ * the check also holds the results to being the same at any rank count (run at np 1 and at np 2 sharing a GPU).
+ * Data: every dtype x random, all equal, two values, sorted, skewed (nearly all in one bin), with NaN, with +-inf
+ * x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (30000: the kernel's global-memory counts) with the automatic and an
+ * explicit range. */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dreduce.h"
+
+static int failures, cases;
+
+#define CUDA_OK(call)                                                                                          \
+    do {                                                                                                       \
+        cudaError_t e_ = (call);                                                                               \
+        if (e_ != cudaSuccess) {                                                                               \
+            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                                 \
+            exit(1);                                                                                           \
+        }                                                                                                      \
+    } while (0)
+
+static uint64_t rng_state;
+static uint64_t next_u64(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+enum { P_RANDOM = 0, P_EQUAL, P_TWO, P_SORTED, P_SKEW, P_NAN, P_INF, P_COUNT };
+static const char *const pattern_name[P_COUNT] = {"random", "equal", "two", "sorted", "skew", "nan", "inf"};
+
+static uint16_t f32_to_f16_bits(float f) /* finite values of half range only (truncating is fine for test data) */
+{
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    const uint32_t sign = (b >> 16) & 0x8000u;
+    int e = (int)((b >> 23) & 0xff) - 127 + 15;
+    if (e <= 0) return (uint16_t)sign;
+    if (e >= 31) return (uint16_t)(sign | 0x7bffu);
+    return (uint16_t)(sign | (uint32_t)e << 10 | ((b >> 13) & 0x3ffu));
+}
+
+/* Element i's value as a double, by pattern (floats: spread over signs, magnitudes, zeros and subnormals). */
+static double value_of(int pattern, uint64_t i, uint64_t n, int is_float)
+{
+    const uint64_t r = next_u64();
+    switch (pattern) {
+    case P_EQUAL: return is_float ? -3.25 : 7;
+    case P_TWO: return (r & 1) ? (is_float ? 1.5 : 3) : (is_float ? -0.0 : 9);
+    case P_SORTED: return is_float ? (double)i * 0.37 - (double)n * 0.1 : (double)i;
+    case P_SKEW: return (r % 100) ? (is_float ? 2.0 : 5) : (double)(r % 1000) - 500;
+    default: break;
+    }
+    if (!is_float) return (double)(int64_t)(r % 2001) - 1000;
+    const double u = (double)(r >> 11) / 9007199254740992.0;
+    switch (r & 15) {
+    case 0: return 0.0;
+    case 1: return -0.0;
+    case 2: return u * 1e-40;  /* subnormal in float32 */
+    default: return (u - 0.5) * 2000.0;
+    }
+}
+
+/* The whole array of dtype; integers also take random bits of their full width in P_RANDOM. */
+static void *make_array(dr_dtype_t t, int pattern, uint64_t n, uint64_t seed)
+{
+    rng_state = seed;
+    const size_t es = dreduce_dtype_size(t);
+    unsigned char *a = malloc(n * es + 16);
+    const int is_float = t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32 || t == DR_FLOAT64;
+    for (uint64_t i = 0; i < n; ++i) {
+        double v = value_of(pattern, i, n, is_float);
+        if (is_float && pattern == P_NAN && next_u64() % 97 == 0) v = NAN;
+        if (is_float && pattern == P_INF && next_u64() % 89 == 0) v = (next_u64() & 1) ? INFINITY : -INFINITY;
+        unsigned char *p = a + i * es;
+        uint64_t bits = next_u64();
+        switch (t) {
+        case DR_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
+        case DR_FLOAT64: memcpy(p, &v, 8); break;
+        case DR_FLOAT16: {
+            uint16_t h = isnan(v) ? 0x7e00u : isinf(v) ? (v > 0 ? 0x7c00u : 0xfc00u) : f32_to_f16_bits((float)v);
+            memcpy(p, &h, 2);
+            break;
+        }
+        case DR_BFLOAT16: {
+            float f = (float)v;
+            uint32_t b;
+            memcpy(&b, &f, 4);
+            uint16_t h = (uint16_t)(b >> 16);
+            if (isnan(v)) h = 0x7fc0u;
+            memcpy(p, &h, 2);
+            break;
+        }
+        default: {
+            int64_t x = (int64_t)v;
+            if (pattern == P_RANDOM) memcpy(&x, &bits, 8); /* the type's full range */
+            if (pattern == P_NAN && bits % 211 == 0) x = (bits & 2) ? INT64_MAX : INT64_MIN; /* extremes */
+            memcpy(p, &x, es); /* little-endian: the low bytes */
+            break;
+        }
+        }
+    }
+    return a;
+}
+
+static int same_double(double a, double b)
+{
+    if (isnan(a) && isnan(b)) return 1;
+    if (a == 0 && b == 0) return 1; /* -0 and +0: either is NumPy's answer */
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+typedef struct {
+    dr_status_t st;
+    uint64_t *counts;
+    double *edges;
+    dreduce_dist_info_t info;
+} hist_t;
+
+#define NQ 7
+static const double qs[NQ] = {0.0, 0.01, 0.25, 0.5, 1.0 / 3.0, 0.99, 1.0};
+
+static void check_hist(const char *what, const char *label, const hist_t *ref, const hist_t *got, uint32_t bins,
+                       int rank)
+{
+    ++cases;
+    if (ref->st != got->st) {
+        fprintf(stderr, "FAIL %s %s: status %d, reference %d\n", label, what, got->st, ref->st);
+        ++failures;
+        return;
+    }
+    if (ref->st != DR_OK || rank != 0) return;
+    int bad = memcmp(ref->counts, got->counts, bins * sizeof(uint64_t)) != 0 ||
+              memcmp(ref->edges, got->edges, (bins + 1) * sizeof(double)) != 0 ||
+              ref->info.below != got->info.below || ref->info.above != got->info.above ||
+              ref->info.nan_count != got->info.nan_count || ref->info.count != got->info.count;
+    if (bad) {
+        uint32_t i = 0;
+        while (i < bins && ref->counts[i] == got->counts[i]) ++i;
+        fprintf(stderr, "FAIL %s %s: bins differ (first at %u: %llu vs reference %llu; below %llu/%llu above "
+                        "%llu/%llu nan %llu/%llu)\n", label, what, i, i < bins ? (unsigned long long)got->counts[i] : 0ull,
+                i < bins ? (unsigned long long)ref->counts[i] : 0ull, (unsigned long long)got->info.below,
+                (unsigned long long)ref->info.below, (unsigned long long)got->info.above,
+                (unsigned long long)ref->info.above, (unsigned long long)got->info.nan_count,
+                (unsigned long long)ref->info.nan_count);
+        ++failures;
+    }
+}
+
+static void check_quant(const char *what, const char *label, dr_status_t rs, const double *rv,
+                        const dreduce_order_stat_t *ro, dr_status_t gs, const double *gv,
+                        const dreduce_order_stat_t *go)
+{
+    ++cases;
+    if (rs != gs) {
+        fprintf(stderr, "FAIL %s %s: quantile status %d, reference %d\n", label, what, gs, rs);
+        ++failures;
+        return;
+    }
+    if (rs != DR_OK) return;
+    for (int i = 0; i < NQ; ++i) {
+        const int ok = same_double(rv[i], gv[i]) && ro[i].kind == go[i].kind &&
+                       ro[i].lower_rank == go[i].lower_rank && ro[i].upper_rank == go[i].upper_rank &&
+                       (ro[i].kind == DR_ACC_F64 ? same_double(ro[i].lower.f64, go[i].lower.f64) &&
+                                                       same_double(ro[i].upper.f64, go[i].upper.f64)
+                                                 : ro[i].lower.u64 == go[i].lower.u64 &&
+                                                       ro[i].upper.u64 == go[i].upper.u64);
+        if (!ok) {
+            fprintf(stderr, "FAIL %s %s: q %g = %.17g, reference %.17g\n", label, what, qs[i], gv[i], rv[i]);
+            ++failures;
+            return;
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    int ngpus = 0;
+    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus == 0) {
+        if (rank == 0) printf("no GPU: skipped\n");
+        MPI_Finalize();
+        return 77;
+    }
+    dreduce_config_t cfg;
+    dreduce_config_init(&cfg);
+    cfg.device = DR_DEVICE_CPU;
+    dreduce_context_t *cpu, *gpu[3], *host;
+    if (dreduce_create(MPI_COMM_SELF, &cfg, &cpu) != DR_OK) return 1;
+    static const int blocks[3] = {128, 512, 1024};
+    for (int b = 0; b < 3; ++b) {
+        dreduce_config_init(&cfg);
+        cfg.device = DR_DEVICE_GPU;
+        cfg.share_gpus = 1;
+        cfg.block = blocks[b];
+        if (dreduce_create(MPI_COMM_WORLD, &cfg, &gpu[b]) != DR_OK) return 1;
+    }
+    dreduce_config_init(&cfg);
+    cfg.device = DR_DEVICE_GPU;
+    cfg.share_gpus = 1;
+    cfg.chunk_bytes = 65536; /* host arrays in many chunks */
+    if (dreduce_create(MPI_COMM_WORLD, &cfg, &host) != DR_OK) return 1;
+
+    static const uint64_t sizes[] = {1, 1000, 65537, 1048583, (1u << 23) + 9};
+    static const uint32_t bin_list[] = {1, 10, 256, 4096, 30000};
+    const int nsizes = sizeof sizes / sizeof sizes[0], nbins = sizeof bin_list / sizeof bin_list[0];
+    int k = 0;
+    for (int t = 0; t < DR_DTYPE_COUNT; ++t) {
+        const size_t es = dreduce_dtype_size((dr_dtype_t)t);
+        for (int p = 0; p < P_COUNT; ++p) {
+            for (int si = 0; si < nsizes; ++si, ++k) {
+                const uint64_t n = sizes[si];
+                unsigned char *whole = make_array((dr_dtype_t)t, p, n, 1000u * (unsigned)t + 10u * (unsigned)p + si);
+                uint64_t first, mine;
+                dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
+                const unsigned char *part = whole + first * es;
+                void *d_buf;
+                CUDA_OK(cudaMalloc(&d_buf, mine * es + 16));
+                const size_t off = (k & 1) ? es : 0; /* one element off 16-byte alignment, every other case */
+                CUDA_OK(cudaMemcpy((char *)d_buf + off, part, mine * es, cudaMemcpyHostToDevice));
+                const void *d_part = (const char *)d_buf + off;
+                const uint32_t bins = bin_list[k % nbins];
+                const double range[2] = {-100.0, 100.5};
+                const double *rg = (k / nbins) % 2 ? range : NULL;
+                char label[160];
+                snprintf(label, sizeof label, "%s %s n=%llu bins=%u %s np=%d", dreduce_dtype_name((dr_dtype_t)t),
+                         pattern_name[p], (unsigned long long)n, bins, rg ? "range -100,100.5" : "auto", nranks);
+
+                hist_t ref = {0}, got = {0};
+                ref.counts = malloc(bins * 8);
+                ref.edges = malloc((bins + 1) * 8);
+                got.counts = malloc(bins * 8);
+                got.edges = malloc((bins + 1) * 8);
+                ref.st = dreduce_histogram(cpu, whole, n, (dr_dtype_t)t, bins, rg, ref.counts, ref.edges, &ref.info);
+                double rv[NQ], gv[NQ];
+                dreduce_order_stat_t ro[NQ], go[NQ];
+                const dr_status_t rqs = dreduce_quantile(cpu, whole, n, (dr_dtype_t)t, NQ, qs, rv, ro, NULL);
+                for (int b = 0; b < 3; ++b) {
+                    char what[32];
+                    snprintf(what, sizeof what, "device block %d", blocks[b]);
+                    memset(got.counts, 0xa5, bins * 8); /* poison */
+                    got.st = dreduce_histogram(gpu[b], d_part, mine, (dr_dtype_t)t, bins, rg, got.counts, got.edges,
+                                               &got.info);
+                    check_hist(what, label, &ref, &got, bins, rank);
+                    memset(gv, 0xa5, sizeof gv);
+                    const dr_status_t gqs = dreduce_quantile(gpu[b], d_part, mine, (dr_dtype_t)t, NQ, qs, gv, go, NULL);
+                    check_quant(what, label, rqs, rv, ro, gqs, gv, go);
+                }
+                memset(got.counts, 0xa5, bins * 8);
+                got.st = dreduce_histogram(host, part, mine, (dr_dtype_t)t, bins, rg, got.counts, got.edges, &got.info);
+                check_hist("pageable host, 64 KiB chunks", label, &ref, &got, bins, rank);
+                const dr_status_t hqs = dreduce_quantile(host, part, mine, (dr_dtype_t)t, NQ, qs, gv, go, NULL);
+                check_quant("pageable host, 64 KiB chunks", label, rqs, rv, ro, hqs, gv, go);
+                free(ref.counts);
+                free(ref.edges);
+                free(got.counts);
+                free(got.edges);
+                CUDA_OK(cudaFree(d_buf));
+                free(whole);
+            }
+        }
+    }
+    int all_fail = 0;
+    MPI_Allreduce(&failures, &all_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("%d cases, %d failures (np %d)\n", cases, all_fail, nranks);
+    for (int b = 0; b < 3; ++b) dreduce_destroy(gpu[b]);
+    dreduce_destroy(host);
+    dreduce_destroy(cpu);
+    MPI_Finalize();
+    return all_fail ? 1 : 0;
+}
