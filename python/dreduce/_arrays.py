@@ -153,7 +153,7 @@ def _host_object(a, dtype):
         try:
             m = memoryview(a)
         except TypeError:
-            raise Reject(f"reduce() needs an array (NumPy, CuPy, torch, DLPack, the CUDA array interface or the "
+            raise Reject(f"an array is needed (NumPy, CuPy, torch, DLPack, the CUDA array interface or the "
                          f"buffer protocol); got {type(a).__name__}"
                          + (" (a list or tuple: pass np.asarray(x))" if isinstance(a, (list, tuple)) else "")) from None
         if not m.c_contiguous:
@@ -348,7 +348,7 @@ def _handler(a):
 def describe(a, dtype=None):
     """(address, count, dr_dtype_t, keep-alive) of a contiguous array whose data is ready; Reject otherwise."""
     if a is None:
-        raise Reject("reduce() needs an array; got None")
+        raise Reject("an array is needed; got None")
     h = _HANDLERS.get(type(a)) or _handler(a)
     return h(a, dtype)
 

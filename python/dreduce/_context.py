@@ -2,7 +2,8 @@
 errors. Every method that calls a collective of the library is collective: every rank of the communicator calls it,
 in the same order. When this rank's own arguments are bad (an array that is not contiguous, a dtype or op the
 library does not have, an acc that is not the context's), the rank still takes part in the call's collective as a
-rank that failed (dreduce_reduce_fail), so no other rank waits for it, and then raises."""
+rank that failed (dreduce_reduce_fail; dreduce_dist_fail for histogram() and quantile()), so no other rank waits
+for it, and then raises."""
 
 import builtins
 import ctypes
@@ -43,6 +44,16 @@ _combine_path = _lib.prototype(LIB, "dreduce_combine_path", _c.c_char_p, [_CTX])
 _combine_costs = _lib.prototype(LIB, "dreduce_combine_costs", _c.c_int,
                                 [_CTX, _c.POINTER(_c.c_double), _c.POINTER(_c.c_double)])
 _acc_select = _lib.prototype(LIB, "dreduce_acc_select", _c.c_int, [_c.c_int, _c.c_int, _c.c_int])
+_PDOUBLE = _c.POINTER(_c.c_double)
+_histogram = _lib.prototype(LIB, "dreduce_histogram", _c.c_int,
+                            [_CTX, _c.c_void_p, _c.c_uint64, _c.c_int, _c.c_uint32, _PDOUBLE, _c.c_void_p,
+                             _c.c_void_p, _c.POINTER(_lib.DistInfo)])
+_quantile = _lib.prototype(LIB, "dreduce_quantile", _c.c_int,
+                           [_CTX, _c.c_void_p, _c.c_uint64, _c.c_int, _c.c_size_t, _c.c_void_p, _c.c_void_p,
+                            _c.POINTER(_lib.OrderStat), _c.POINTER(_lib.DistInfo)])
+_dist_fail = _lib.prototype(LIB, "dreduce_dist_fail", _c.c_int,
+                            [_CTX, _c.c_int, _c.c_int, _c.c_uint32, _PDOUBLE, _c.c_size_t, _c.c_void_p, _c.c_int,
+                             _c.POINTER(_lib.DistInfo)])
 
 
 def _acc_mode_valid(dtype, op, mode):
@@ -250,6 +261,7 @@ class Context:
         self._res_ref = _c.byref(self._res)
         self._buf_arg, self._count_arg = _c_void_p(), _c_uint64()
         self._shapes = {}  # dtype code * 16 + op code -> True (valid) or why not
+        self._dist = None  # the last histogram()/quantile(): (op, DistInfo, OrderStat array or None, q or None)
 
     # ---- properties
     @property
@@ -410,9 +422,140 @@ class Context:
             _reduce_fail(self._ctx, d, o, _lib.ERR_USAGE, self._res_ref)
         finally:
             _CAPTURE.leave()
+        self._refused("reduce", "dreduce_reduce", why)
+
+    def _refused(self, method, call, why):
+        """After this rank joined the call as failed: its line on stderr (what the other ranks' errors refer to),
+        then UsageError."""
         _CAPTURE.take()
-        self._say(f"Context.reduce: {why}")
-        raise UsageError(f"Context.reduce: {why}", _lib.ERR_USAGE, "dreduce_reduce")
+        self._say(f"Context.{method}: {why}")
+        raise UsageError(f"Context.{method}: {why}", _lib.ERR_USAGE, call)
+
+    # ---- distributions (include/dreduce.h, "Distributions")
+    def histogram(self, array, bins=10, range=None, *, dtype=None):  # noqa: A002: np.histogram's name
+        """np.histogram(whole, bins, range) of the whole array (the ranks' parts in rank order; collective):
+        (counts, edges) where the result arrives (rank 0, or every rank with allreduce) and None elsewhere.
+        counts: int64 array of bins counts, as NumPy's; edges: bins + 1 edges in NumPy's bin type (float16 for
+        float16 data, float32 for float32 and bfloat16, float64 for integers and bool), equal to NumPy 2's.
+
+        bins: a whole number of equal-width bins, 1 .. 2^24 (bin edges and NumPy's estimators such as "auto" are
+        not supported). range: None (the array's min and max: refused for an array holding NaN or inf, as NumPy
+        refuses it) or (lo, hi), finite, lo <= hi (lo == hi widens to lo - 0.5, hi + 0.5, as NumPy); elements
+        outside it and NaN are in no bin (dist_info() counts them). array and dtype= as reduce(); bool counts as
+        uint8, bfloat16 as its float32 values."""
+        ctx = self._live_call("histogram", "dreduce_histogram")
+        why, code, keep = None, None, None
+        try:
+            ptr, count, code, keep = describe(array, dtype)
+        except Reject as e:
+            why, code = str(e), e.code
+        nbins, why_bins = _bins_arg(bins)
+        lohi, why_range = _range_arg(range)
+        why = why or why_bins or why_range
+        rng = (_c.c_double * 2)(*lohi) if lohi is not None else None
+        info = _lib.DistInfo()
+        self._dist = ("histogram", info, None, None)
+        if why is not None:
+            self._dist_refuse("histogram", _lib.DIST_HISTOGRAM, code, nbins, rng, 0, None, info, why)
+        size = nbins if 1 <= nbins <= _lib.MAX_BINS else 1  # the library refuses other counts before writing
+        counts = np.empty(size, np.uint64)
+        edges = np.empty(size + 1, np.float64)
+        _CAPTURE.enter()
+        try:
+            st = _histogram(ctx, ptr, count, code, nbins, rng, counts.ctypes.data, edges.ctypes.data, info)
+        finally:
+            _CAPTURE.leave()
+        del keep
+        if st:
+            _raise(st, "dreduce_histogram", f"count {count}, dtype {_lib.DTYPE_NAMES[code]}, bins {nbins}, range "
+                   f"{'auto' if lohi is None else lohi}: failed (on this rank or another: the rank with the "
+                   "problem said why)")
+        _CAPTURE.take()  # warnings were shown on stderr already
+        if not info.valid:
+            return None
+        return counts.astype(np.int64), edges.astype(_EDGE_TYPES.get(code, np.float64))
+
+    def quantile(self, array, q, *, dtype=None):
+        """np.quantile(whole.astype(np.float64), q) (method "linear") of the whole array (the ranks' parts in rank
+        order; collective), bit for bit, on every rank: a float for a scalar q, else a float64 NumPy array of q's
+        shape. q: each in [0, 1], 1 .. 64 of them (they share the passes over the data). An array holding NaN
+        gives NaN (as NumPy); an array with no element has no quantile (UsageError on every rank). Where -0.0 and
+        +0.0 are both in the data, which of the two an order statistic is is unspecified. array and dtype= as
+        reduce()."""
+        ctx = self._live_call("quantile", "dreduce_quantile")
+        why, code, keep = None, None, None
+        try:
+            ptr, count, code, keep = describe(array, dtype)
+        except Reject as e:
+            why, code = str(e), e.code
+        qs, shape, why_q = _q_arg(q)
+        why = why or why_q
+        nq = 0 if qs is None else qs.size
+        qbuf = None if qs is None else qs.ctypes.data
+        info = _lib.DistInfo()
+        order = (_lib.OrderStat * max(1, nq))()
+        self._dist = ("quantile", info, order, qs)
+        if why is not None:
+            self._dist_refuse("quantile", _lib.DIST_QUANTILE, code, 0, None, nq, qbuf, info, why)
+        values = np.empty(max(1, nq), np.float64)
+        _CAPTURE.enter()
+        try:
+            st = _quantile(ctx, ptr, count, code, nq, qbuf, values.ctypes.data, order, info)
+        finally:
+            _CAPTURE.leave()
+        del keep
+        if st:
+            _raise(st, "dreduce_quantile", f"count {count}, dtype {_lib.DTYPE_NAMES[code]}, {nq} q: failed (on this "
+                   "rank or another: the rank with the problem said why)")
+        _CAPTURE.take()
+        if shape is None:
+            return float(values[0])
+        return values[:nq].reshape(shape)
+
+    def median(self, array, *, dtype=None):
+        """quantile(array, 0.5) (collective; a float on every rank). Not always np.median's last bit: NumPy's
+        median is the mean of the two middle elements, (a + b) / 2, the quantile a + (b - a) / 2."""
+        return self.quantile(array, 0.5, dtype=dtype)
+
+    def dist_info(self):
+        """What this rank's last histogram() or quantile() found, as a dict (None before the first): op, valid
+        (1 where the result arrived), count (elements in the whole array), nan_count, below and above (histogram:
+        not NaN, outside the range), lo and hi (the first and last edge), passes (reads of this rank's part: the
+        automatic range's, then one per histogram or radix digit), pass_local_ms and pass_combine_ms (per pass),
+        local_ms, combine_ms, range_ms (NaN without the automatic range), total_ms; for quantile() also order: per
+        q, the order statistics it interpolates between (lower, upper: values as int or float; lower_rank,
+        upper_rank: 0-based ranks in the sorted whole array; gamma: the weight). count .. hi are those of the
+        result, on ranks where it is valid."""
+        if self._dist is None:
+            return None
+        op, info, order, qs = self._dist
+        n = max(0, min(info.passes, _lib.DIST_MAX_PASSES))
+        d = {"op": op}
+        for name, _ in _lib.DistInfo._fields_:
+            value = getattr(info, name)
+            d[name] = [value[i] for i in builtins.range(n)] if name.startswith("pass_") else value
+        d["valid"] = bool(info.valid)
+        if order is not None and qs is not None and info.valid:
+            d["order"] = [{"q": float(qs[i]), "lower": _scalar(o.kind, o.lower), "upper": _scalar(o.kind, o.upper),
+                           "lower_rank": o.lower_rank, "upper_rank": o.upper_rank, "gamma": o.gamma}
+                          for i, o in zip(builtins.range(qs.size), order)]
+        return d
+
+    def _live_call(self, method, call):
+        if self._ctx is None:
+            raise UsageError(f"Context.{method}: the context is closed (no collective can be joined)",
+                             _lib.ERR_USAGE, call)
+        return self._ctx
+
+    def _dist_refuse(self, method, op, code, bins, rng, nq, qbuf, info, why):
+        """Join the histogram's or quantile's collective as a rank that failed (dreduce_dist_fail), then raise."""
+        _CAPTURE.enter()
+        try:
+            _dist_fail(self._ctx, op, _lib.DTYPES["int32"] if code is None else code, bins, rng, nq, qbuf,
+                       _lib.ERR_USAGE, info)
+        finally:
+            _CAPTURE.leave()
+        self._refused(method, "dreduce_histogram" if op == _lib.DIST_HISTOGRAM else "dreduce_quantile", why)
 
     def prepare(self, array_or_count, op="sum", dtype=None):
         """Plan reductions of this shape (collective): problems show up here on every rank alike, the first
@@ -482,6 +625,63 @@ class Context:
             return "<dreduce.Context closed>"
         return (f"<dreduce.Context {self.device}{'' if self.gpu is None else ' ' + str(self.gpu)} acc={self.acc!r} "
                 f"allreduce={self.allreduce}>")
+
+
+# ---- the arguments of histogram() and quantile(): (value for the library, why not or None)
+_EDGE_TYPES = {}
+if np is not None:
+    _EDGE_TYPES = {_lib.DTYPES["float16"]: np.float16, _lib.DTYPES["float32"]: np.float32,
+                   _lib.DTYPES["bfloat16"]: np.float32}
+
+
+_BOOLS = (bool,) if np is None else (bool, np.bool_)
+
+
+def _is_int(v):
+    return isinstance(v, numbers.Integral) and not isinstance(v, _BOOLS)
+
+
+def _is_real(v):
+    return isinstance(v, numbers.Real) and not isinstance(v, _BOOLS)
+
+
+def _bins_arg(bins):
+    """(bins as the library takes it, why not): a whole number; the library checks 1 .. DREDUCE_MAX_BINS."""
+    if not _is_int(bins):
+        return 0, (f"bins={bins!r}: a number of equal-width bins is needed (bin edges and NumPy's estimators such "
+                   "as 'auto' are not supported)")
+    if not 0 <= bins < 1 << 32:
+        return 0, f"bins={bins} is not a number of bins (1..{_lib.MAX_BINS})"
+    return int(bins), None
+
+
+def _range_arg(rng):
+    """((lo, hi) as floats or None, why not): the library checks that they are finite with lo <= hi."""
+    if rng is None:
+        return None, None
+    try:
+        lo, hi = rng
+    except (TypeError, ValueError):
+        return None, f"range={rng!r}: None or a pair (lo, hi) is needed"
+    if not (_is_real(lo) and _is_real(hi)):
+        return None, f"range={rng!r}: lo and hi must be numbers"
+    return (float(lo), float(hi)), None
+
+
+def _q_arg(q):
+    """(q as a C-contiguous float64 array or None, the result's shape (None: a scalar), why not)."""
+    if _is_real(q):
+        return np.array([float(q)], np.float64), None, None
+    if isinstance(q, (str, bytes)) or np is None:
+        return None, None, f"q={q!r}: a number or a sequence of numbers is needed"
+    try:
+        a = np.asarray(q)
+    except (TypeError, ValueError) as e:
+        return None, None, f"q={q!r}: a number or a sequence of numbers is needed ({e})"
+    if a.dtype.kind not in "iuf":
+        return None, None, f"q={q!r}: a number or a sequence of numbers is needed (got dtype {a.dtype})"
+    shape = None if a.ndim == 0 else a.shape
+    return np.ascontiguousarray(a, dtype=np.float64).reshape(-1), shape, None
 
 
 def _lib_name(table, value):

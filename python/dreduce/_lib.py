@@ -32,6 +32,11 @@ ACC_STATS_I64, ACC_STATS_U64, ACC_STATS_F64, ACC_STATS_EXACT = 10, 11, 12, 13
 ACC_KIND_COUNT = 14  # DR_ACC_KIND_COUNT: dreduce_acc_select's "no such combination"
 ARG_NONE = (1 << 64) - 1
 MAX_PASSES = 12
+# dr_dist_op_t and the "Distributions" limits of include/dreduce.h
+DIST_HISTOGRAM, DIST_QUANTILE = 0, 1
+MAX_BINS = 1 << 24       # DREDUCE_MAX_BINS
+MAX_Q = 64               # DREDUCE_MAX_Q
+DIST_MAX_PASSES = 8      # DREDUCE_DIST_MAX_PASSES
 
 
 # ---- Structs of include/dreduce.h and include/dreduce/types.h (sizes checked against dreduce_struct_size).
@@ -81,8 +86,22 @@ class Timings(ctypes.Structure):  # dreduce_timings_t
                 ("chunks", ctypes.c_uint64), ("bytes", ctypes.c_uint64), ("depth", ctypes.c_uint64)]
 
 
+class DistInfo(ctypes.Structure):  # dreduce_dist_info_t
+    _fields_ = [("valid", ctypes.c_int), ("count", ctypes.c_uint64), ("nan_count", ctypes.c_uint64),
+                ("below", ctypes.c_uint64), ("above", ctypes.c_uint64), ("lo", ctypes.c_double),
+                ("hi", ctypes.c_double), ("passes", ctypes.c_int),
+                ("pass_local_ms", ctypes.c_double * DIST_MAX_PASSES),
+                ("pass_combine_ms", ctypes.c_double * DIST_MAX_PASSES), ("local_ms", ctypes.c_double),
+                ("combine_ms", ctypes.c_double), ("range_ms", ctypes.c_double), ("total_ms", ctypes.c_double)]
+
+
+class OrderStat(ctypes.Structure):  # dreduce_order_stat_t
+    _fields_ = [("kind", ctypes.c_int), ("lower", Scalar), ("upper", Scalar), ("lower_rank", ctypes.c_uint64),
+                ("upper_rank", ctypes.c_uint64), ("gamma", ctypes.c_double)]
+
+
 STRUCTS = {"dreduce_config_t": Config, "dreduce_result_t": Result, "dreduce_timings_t": Timings,
-           "dreduce_stats_t": Stats}
+           "dreduce_stats_t": Stats, "dreduce_dist_info_t": DistInfo, "dreduce_order_stat_t": OrderStat}
 
 # ---- Finding the library.
 LIB_NAME = "libdreduce.so"
@@ -182,7 +201,8 @@ def check_abi(lib, path):
         theirs = size(name.encode())
         if theirs != ctypes.sizeof(cls):
             bad.append(f"{name}: {theirs} bytes there, {ctypes.sizeof(cls)} here")
-    for name in ("dreduce_create_f", "dreduce_reduce_fail", "dreduce_reduce_at", "dreduce_prepare"):
+    for name in ("dreduce_create_f", "dreduce_reduce_fail", "dreduce_reduce_at", "dreduce_prepare",
+                 "dreduce_histogram", "dreduce_quantile", "dreduce_dist_fail"):
         if not hasattr(lib, name):
             bad.append(f"no {name}")
     if bad:
