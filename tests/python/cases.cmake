@@ -75,3 +75,24 @@ else()
   add_test(NAME python_skipped COMMAND sh -c "echo '${dr_py_why}: python tests skipped'; exit 77")
   set_tests_properties(python_skipped PROPERTIES LABELS python SKIP_RETURN_CODE 77)
 endif()
+
+# Histograms, quantiles and medians (include/dreduce.h, "Distributions"; docs/python.md): test_distrib.py on the CPU
+# backend at 1-4 ranks, every dtype x bins x range x data set against NumPy 2's np.histogram and np.quantile
+# exactly, their errors on every rank and on one; test_distrib_gpu.py with CuPy and torch device arrays on a GPU
+# (labels python and gpu; skipped without a GPU, or without CuPy and torch).
+if(DR_PY_PYTHON)
+  foreach(np 1 2 3 4)
+    add_test(NAME python_distrib_np${np} COMMAND ${dr_py_run} --np ${np} --python ${DR_PY_PYTHON} --timeout 240
+                                                 ${DR_PY}/test_distrib.py)
+    set_tests_properties(python_distrib_np${np} PROPERTIES LABELS python TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${DR_TEST_ENV}")
+  endforeach()
+  foreach(np 1 2)
+    add_test(NAME gpu_python_distrib_np${np}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_if_gpu.sh ${DR_PY_GPU_PYTHON} ${DR_PY}/run_mpi.py
+                     --mpiexec ${MPIEXEC_EXECUTABLE} --library $<TARGET_FILE:libdreduce> --np ${np}
+                     --python ${DR_PY_GPU_PYTHON} --timeout 500 ${DR_PY}/test_distrib_gpu.py)
+    set_tests_properties(gpu_python_distrib_np${np} PROPERTIES LABELS "python;gpu" TIMEOUT 600 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${DR_TEST_ENV}")
+  endforeach()
+endif()
