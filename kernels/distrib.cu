@@ -114,7 +114,7 @@ template <typename T> struct keeper_t {
     unsigned long long *pos;
     T pad;
     unsigned long long base = 0;
-    uint32_t used = kKeepChunk; // no chunk yet
+    uint32_t used = kKeepChunk; // no chunk yet: the first lanes "finish" an empty one of no elements
 
     // Whole warps only (every lane calls it, in step).
     __device__ __forceinline__ void warp_keep(bool in_play, T x)
@@ -122,15 +122,19 @@ template <typename T> struct keeper_t {
         const unsigned want = __ballot_sync(0xffffffffu, in_play);
         if (!want) return;
         const uint32_t cnt = __popc(want), lane = threadIdx.x & 31;
-        if (used + cnt > kKeepChunk) {
-            for (uint32_t k = used + lane; k < kKeepChunk; k += 32) out[base + k] = pad;
-            unsigned long long b = 0;
-            if (lane == 0) b = atomicAdd(pos, (unsigned long long)kKeepChunk);
-            base = __shfl_sync(0xffffffffu, b, 0);
-            used = 0;
+        const uint32_t at = used + __popc(want & ((1u << lane) - 1u));
+        if (used + cnt <= kKeepChunk) {
+            if (in_play) out[base + at] = x;
+            used += cnt;
+            return;
         }
-        if (in_play) out[base + used + __popc(want & ((1u << lane) - 1u))] = x;
-        used += cnt;
+        // The chunk fills up: the first lanes finish it, the others start the next.
+        unsigned long long b = 0;
+        if (lane == 0) b = atomicAdd(pos, (unsigned long long)kKeepChunk);
+        b = __shfl_sync(0xffffffffu, b, 0);
+        if (in_play) out[at < kKeepChunk ? base + at : b + (at - kKeepChunk)] = x;
+        base = b;
+        used = used + cnt - kKeepChunk;
     }
     __device__ __forceinline__ void warp_finish()
     {
@@ -218,7 +222,7 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
 // The launch's grid: one persistent wave, but no more blocks than vector steps to take, and enough that a block
 // counts fewer than 2^31 elements (its shared counts are uint32).
 template <dr_dtype_t DT, dr_count_kind_t K>
-cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int block, int device, uint64_t *grid, size_t *smem_out,
+cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device, uint64_t *grid, size_t *smem_out,
                     bool *in_smem_out)
 {
     const uint64_t words64 = dr_count_words(p);
@@ -226,16 +230,19 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int block, int device,
     const size_t smem = in_smem ? words64 * sizeof(uint32_t) : 0;
     auto *kernel = count_kernel<DT, K>;
     cudaError_t e;
+    cudaFuncAttributes fa;
+    if ((e = cudaFuncGetAttributes(&fa, kernel)) != cudaSuccess) return e;
+    while (*block > fa.maxThreadsPerBlock && *block > 32) *block /= 2; /* registers: the widest types' 1024 */
     if (smem > 48 * 1024 &&
         (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
         return e;
     int sms = 0, per_sm = 0;
     if ((e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return e;
-    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block, smem)) != cudaSuccess) return e;
+    if ((e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, *block, smem)) != cudaSuccess) return e;
     if (per_sm < 1) per_sm = 1;
     constexpr uint64_t kPer = 16 / sizeof(typename elem<DT>::T);
     uint64_t g = (uint64_t)sms * per_sm;
-    const uint64_t need = (n / kPer / kVecs + block - 1) / block;
+    const uint64_t need = (n / kPer / kVecs + *block - 1) / *block;
     if (g > need) g = need ? need : 1;
     const uint64_t min_grid = n / (1ull << 31) + 1;
     if (g < min_grid) g = min_grid;
@@ -254,7 +261,7 @@ cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_
     uint64_t grid;
     size_t smem;
     bool in_smem;
-    cudaError_t e = grid_of<DT, K>(p, n, block, device, &grid, &smem, &in_smem);
+    cudaError_t e = grid_of<DT, K>(p, n, &block, device, &grid, &smem, &in_smem);
     if (e != cudaSuccess) return e;
     count_kernel<DT, K><<<(unsigned)grid, block, smem, stream>>>(*p, d_edges, d_in, n, (unsigned long long *)d_counts,
                                                                (uint32_t)dr_count_words(p), in_smem, d_keep,
@@ -284,7 +291,7 @@ extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_
     cudaError_t e = cudaErrorInvalidValue;
     switch ((dr_dtype_t)p->dtype) {
 #define DR_SLACK_CASE(DT)                                                                                      \
-    case DT: e = grid_of<DT, DR_COUNT_DIGIT>(p, n, block, device, &grid, &smem, &in_smem); break;
+    case DT: e = grid_of<DT, DR_COUNT_DIGIT>(p, n, &block, device, &grid, &smem, &in_smem); break;
         DR_SLACK_CASE(DR_INT8) DR_SLACK_CASE(DR_UINT8) DR_SLACK_CASE(DR_INT16) DR_SLACK_CASE(DR_UINT16)
         DR_SLACK_CASE(DR_INT32) DR_SLACK_CASE(DR_UINT32) DR_SLACK_CASE(DR_INT64) DR_SLACK_CASE(DR_UINT64)
         DR_SLACK_CASE(DR_FLOAT16) DR_SLACK_CASE(DR_BFLOAT16) DR_SLACK_CASE(DR_FLOAT32) DR_SLACK_CASE(DR_FLOAT64)

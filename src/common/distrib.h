@@ -89,6 +89,8 @@ typedef struct {
     double scale;       /* bins / denom in float64: the fast estimate's factor */
     int32_t exact_estimate; /* 1: estimate with NumPy's own arithmetic (below); 0: (x - first) * scale */
     int32_t pad2;
+    double margin;      /* fast estimate: a fraction of a bin farther than this from a whole number is that bin
+                           without looking at the edges (1: always look) */
 } dr_hist_plan_t;
 
 /* Why two estimates. NumPy's answer is its estimate corrected by one step against the edges, which is the bin the
@@ -97,7 +99,13 @@ typedef struct {
  * the bin type's last place, times bins, well under a bin: every float64 and integer histogram, float32 up to 2^20
  * bins, float16 below 256 bins) the kernels take (x - first) * scale, a subtraction and a multiplication; where it
  * is not (float16 with many bins, a range whose width overflows), they reproduce NumPy's estimate to the rounding,
- * divisions included, so that the correction lands where NumPy's does. dr_hist_plan decides (src/lib/distrib.c). */
+ * divisions included, so that the correction lands where NumPy's does. dr_hist_plan decides (src/lib/distrib.c).
+ *
+ * Most elements need not look at the edges at all: the edges differ from first + i / scale by their rounding (a few
+ * units of the bin type's last place of the range's ends), and the fast estimate from the element's true place by
+ * its own rounding; both, in bins, make `margin`. An estimate whose fraction is farther than that from a whole
+ * number lies strictly between the same two edges as the element, so its bin is the estimate's; the others (near
+ * an edge: a fraction of a percent) are corrected against the edges as NumPy corrects. */
 
 /* The estimate truncated as NumPy's astype(intp), kept inside 0..bins-1 (where NumPy's estimate cannot leave it but
  * by an overflow of its own, we still never index outside the edges), then NumPy's step down at `bins`. */
@@ -124,7 +132,11 @@ DR_HD int64_t dr_hist_bin_f16(const dr_hist_plan_t *p, const float *edges, float
     if (x > (float)p->last) return DR_HIST_ABOVE;
     double f;
     if (!p->exact_estimate) {
-        f = (double)dr_fmul(dr_fsub(x, first), (float)p->scale); /* x - first exact in float32 for halves */
+        const float ff = dr_fmul(dr_fsub(x, first), (float)p->scale); /* x - first exact in float32 for halves */
+        const int32_t i = (int32_t)ff;
+        const float fr = ff - (float)i;
+        if (fr > (float)p->margin && fr < 1.0f - (float)p->margin && i < (int32_t)p->bins) return i;
+        f = (double)ff;
     } else {
         const float d = dr_round_f16(dr_fsub(x, first));
         f = p->in_type ? (double)dr_round_f16(dr_fmul(dr_round_f16(dr_fdiv(d, (float)p->denom)), (float)p->bins_t))
@@ -143,8 +155,14 @@ DR_HD int64_t dr_hist_bin_f32(const dr_hist_plan_t *p, const float *edges, float
     if (x > (float)p->last) return DR_HIST_ABOVE;
     const float d = dr_fsub(x, first);
     double f;
-    if (!p->exact_estimate) f = (double)dr_fmul(d, (float)p->scale);
-    else f = p->in_type ? (double)dr_fmul(dr_fdiv(d, (float)p->denom), (float)p->bins_t)
+    if (!p->exact_estimate) {
+        const float ff = dr_fmul(d, (float)p->scale);
+        const int32_t i = (int32_t)ff;
+        const float fr = ff - (float)i;
+        if (fr > (float)p->margin && fr < 1.0f - (float)p->margin && i < (int32_t)p->bins) return i;
+        f = (double)ff;
+    } else
+        f = p->in_type ? (double)dr_fmul(dr_fdiv(d, (float)p->denom), (float)p->bins_t)
                         : dr_dmul(dr_ddiv((double)d, p->denom), (double)p->bins);
     int64_t i = dr_hist_trunc(f, p->bins);
     DR_HIST_CORRECT(i, x, edges, p->bins);
@@ -157,8 +175,15 @@ DR_HD int64_t dr_hist_bin_f64(const dr_hist_plan_t *p, const double *edges, doub
     if (x != x) return DR_HIST_NAN;
     if (x < p->first) return DR_HIST_BELOW;
     if (x > p->last) return DR_HIST_ABOVE;
-    const double f = p->exact_estimate ? dr_dmul(dr_ddiv(dr_dsub(x, p->first), p->denom), (double)p->bins)
-                                       : dr_dmul(dr_dsub(x, p->first), p->scale);
+    double f;
+    if (!p->exact_estimate) {
+        f = dr_dmul(dr_dsub(x, p->first), p->scale);
+        const int32_t i = (int32_t)f;
+        const double fr = f - (double)i;
+        if (fr > p->margin && fr < 1.0 - p->margin && i < (int32_t)p->bins) return i;
+    } else {
+        f = dr_dmul(dr_ddiv(dr_dsub(x, p->first), p->denom), (double)p->bins);
+    }
     int64_t i = dr_hist_trunc(f, p->bins);
     DR_HIST_CORRECT(i, x, edges, p->bins);
     return i;

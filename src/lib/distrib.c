@@ -12,6 +12,7 @@
  * failed still joins every pass and the others learn of it in the same collective. */
 #include "dreduce.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -158,7 +159,21 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
     DR_CHECK(hist_plan_numpy(dtype, bins, range, st, p, edges));
     p->scale = (double)bins / p->denom;
     const double ulp = p->type == DR_HT_F16 ? 0x1p-11 : p->type == DR_HT_F32 ? 0x1p-24 : 0x1p-53;
-    p->exact_estimate = !(isfinite(p->scale) && p->scale > 0 && (double)bins * 8.0 * ulp < 0.5);
+    /* float16 and float32 bins estimate in float32: a scale past FLT_MAX (a range narrower than bins * 2.9e-39,
+     * subnormal data) would be inf there */
+    const double scale_max = p->type == DR_HT_F64 ? DBL_MAX : FLT_MAX;
+    p->exact_estimate = !(isfinite(p->scale) && p->scale > 0 && p->scale <= scale_max &&
+                          (double)bins * 8.0 * ulp < 0.5);
+    /* The margin, in bins, twice over: the edges' rounding (linspace's steps and the rounding to the bin type, a
+     * few units of the last place of the largest end; float16 also rounds the step's index), the fast estimate's
+     * (three roundings of the bin type's float32 or float64 arithmetic). */
+    const double big = fmax(fabs(p->first), fabs(p->last));
+    const double est_ulp = p->type == DR_HT_F64 ? 0x1p-53 : 0x1p-24;
+    /* a unit of the last place of the largest end, or the smallest subnormal where the ends are that small */
+    const double tiny = p->type == DR_HT_F16 ? 0x1p-24 : p->type == DR_HT_F32 ? 0x1p-149 : 0x1p-1074;
+    const double edge_err = 4.0 * fmax(big * ulp, tiny) * p->scale + (p->type == DR_HT_F16 ? (double)bins * ulp : 0.0);
+    const double m = 2.0 * (edge_err + 4.0 * est_ulp * (double)bins) + 1e-12;
+    p->margin = p->exact_estimate || !(m < 0.25) ? 1.0 : m;
     return DR_OK;
 }
 

@@ -52,30 +52,6 @@ BINS = [1, 10, 256, 4096]
 RANGES = ["auto", "data", "wider", "narrower", "point"]
 Q_PASSES = {8: 1, 16: 2, 32: 3, 64: 6}  # radix digits of at most 11 bits (src/common/distrib.h)
 notes = []  # cases NumPy itself cannot answer (none expected): printed, not counted
-xfails = []  # cases of a known library bug that failed as expected (known_library_bug): printed, not counted
-FLT_MAX = float(np.finfo(np.float32).max)
-
-
-def known_library_bug(dtype, bins, r, edges):
-    """Why this histogram is a known wrong answer of libdreduce (expected to fail until it is fixed), or None.
-
-    Since 5cd3bac the float16/float32 estimate is (x - first) * (float)(bins / denom) where that is fine enough
-    (src/lib/distrib.c hist_plan: exact_estimate tests isfinite(scale) in double); for float32 and bfloat16 data
-    whose range is narrower than bins * 2.9e-39 (subnormal ranges) the float scale overflows to inf and the
-    elements land in bins 0 and 1. Reproducer: tests/python/test_distrib.py's "subnormal" data sets, or
-    ctx.histogram((np.arange(-300, 301) * 2.0**-149).astype(np.float32), 10, (-300 * 2.0**-149, 300 * 2.0**-149))
-    gives [60, 541, 0, ...] where np.histogram gives [60, 60, ..., 61]."""
-    if dtype not in ("float32", "bfloat16") or bins == 1:  # one bin: any estimate is bin 0
-        return None
-    if r is not None:
-        lo, hi = r if r[0] != r[1] else (r[0] - 0.5, r[1] + 0.5)
-        denom = hi - lo
-    else:
-        denom = float(np.float32(edges[-1]) - np.float32(edges[0]))
-    scale = bins / denom if denom > 0 else math.inf
-    if math.isfinite(scale) and scale > FLT_MAX:
-        return f"bins / range = {scale:.3g} overflows float32 (libdreduce's fast estimate, since 5cd3bac)"
-    return None
 
 
 def note(text):
@@ -408,13 +384,6 @@ def check_histogram(ctx, name, dtype, whole, part, bins, r, x):
         why.append(f"dist_info count/nan/below/above/passes {have}, expected {want}")
     if want_c.sum() + below + above + nan != x.size:
         why.append("the reference's own counts do not add up")
-    bug = known_library_bug(dtype, bins, r, want_e)
-    if bug:
-        if why:
-            xfails.append(name)
-            return print(f"XFAIL rank {RANK}: {name}: known library bug: {bug}: " + "; ".join(why), flush=True)
-        print(f"XPASS rank {RANK}: {name}: marked as a known library bug ({bug}) but right: remove the mark",
-              flush=True)
     if info["lo"] != float(want_e[0]) or info["hi"] != float(want_e[-1]):
         why.append(f"dist_info lo/hi {info['lo']}/{info['hi']}, edges {want_e[0]}/{want_e[-1]}")
     if len(info["pass_local_ms"]) != info["passes"] or not info["total_ms"] >= 0:
@@ -702,11 +671,10 @@ def main():
             T.fail("test_distrib", "unexpected exception\n" + traceback.format_exc())
             sys.stdout.flush()
             COMM.Abort(1)
-    counts = COMM.gather((T.passed, len(T.failures), len(notes), len(xfails)), root=0)
+    counts = COMM.gather((T.passed, len(T.failures), len(notes)), root=0)
     if RANK == 0:
-        p, f, n, x = (sum(c[i] for c in counts) for i in range(4))
-        print(f"python_distrib np {SIZE}: {p} passed, {f} failed" + (f" ({n} notes)" if n else "") +
-              (f" ({x} expected failures of a known library bug, XFAIL above)" if x else ""), flush=True)
+        p, f, n = (sum(c[i] for c in counts) for i in range(3))
+        print(f"python_distrib np {SIZE}: {p} passed, {f} failed" + (f" ({n} notes)" if n else ""), flush=True)
     return 1 if COMM.allreduce(len(T.failures)) else 0
 
 
