@@ -30,6 +30,7 @@
 #include "table.h"
 #include "generate.h"
 #include "launch.h"
+#include "dreduce.h" /* before the block below: reference.h includes it, and it includes mpi.h (C++ there) */
 extern "C" {
 #include "parallel.h"
 #include "reference.h"

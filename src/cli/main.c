@@ -1,7 +1,9 @@
 /* dreduce, the program: a client of libdreduce (include/dreduce.h). The pipeline of one run, in order: parse
  * options, pick the GPU early (CUDA-aware MPI wants it before MPI_Init), MPI_Init, check that every rank got the same
  * options, create the library context (node layout, GPU, binding), generate the shard, time the library's reduction
- * (local + combine) over the repetitions, verify against the host reference, gather and report. Each phase ends with
+ * (local + combine) over the repetitions, verify against the host reference, gather and report. A distribution
+ * (--op histogram, quantile, median) runs the same pipeline with its own repetitions (dreduce_histogram,
+ * dreduce_quantile and their _file forms) and its own verification (reference.h, "Distributions"). Each phase ends with
  * a collective agreement on its status, so a failure on one rank ends every rank with a non-zero exit instead of a
  * hang; a failure inside the timed loop aborts the job after naming the rank. */
 #define _POSIX_C_SOURCE 200809L
@@ -130,7 +132,13 @@ typedef struct {
     uint64_t depth;        /* this rank's longest rounding path */
     /* the verification */
     dr_check_t check;      /* rank 0: the combined result against the merged reference */
-    int any_local_bad;     /* some rank's own partial was wrong */
+    int any_local_bad;     /* some rank's own partial was wrong; a distribution: some rank's copy of the result */
+    /* a distribution's result (o->dist.on): the last repetition's */
+    uint64_t *counts;      /* histogram: bins counts, valid where dist_info.valid */
+    double *edges;         /* histogram: bins + 1 edges */
+    double values[DREDUCE_MAX_Q];
+    dreduce_order_stat_t order[DREDUCE_MAX_Q];
+    dreduce_dist_info_t dist_info;
 } run_t;
 
 /* The shard: this rank's elements of the generated array, made on its GPU (by the generator's kernel on the legacy
@@ -202,7 +210,8 @@ static dr_status_t probe_input(run_t *r)
     r->file.has_offset = o->offset_given;
     r->file.offset = o->input_offset;
     r->file.dataset = o->dataset[0] ? o->dataset : NULL;
-    DR_CHECK(dreduce_file_inspect(r->ctx, &r->file, o->op, &r->file_info));
+    /* A distribution takes every type: DR_MIN is defined for each, so the file's type decides alone. */
+    DR_CHECK(dreduce_file_inspect(r->ctx, &r->file, o->dist.on ? DR_MIN : o->op, &r->file_info));
     o->dtype = o->gen.dtype = r->file_info.dtype;
     o->n = r->file_info.count;
     return DR_OK;
@@ -236,7 +245,9 @@ static dr_status_t setup(run_t *r, int env_local, const char *env_source)
             s = DR_ERR_USAGE;
         }
     }
-    r->acc = dr_acc_select(o->dtype, o->op, o->acc_mode);
+    /* A distribution's result: uint64 counts, or float64 quantiles. */
+    r->acc = !o->dist.on ? dr_acc_select(o->dtype, o->op, o->acc_mode)
+             : o->dist.op == DR_DIST_HISTOGRAM ? DR_ACC_U64 : DR_ACC_F64;
     r->first = r->from_file ? r->file_info.first : 0;
     r->count = r->from_file ? r->file_info.mine : 0;
     if (s == DR_OK && !r->from_file && dreduce_shard(o->n, o->scaling, r->rank, r->nranks, &r->first, &r->count) != DR_OK) {
@@ -247,10 +258,20 @@ static dr_status_t setup(run_t *r, int env_local, const char *env_source)
     }
     r->gen_ms = NAN;
     if (s == DR_OK && !r->from_file) s = make_shard(r);
+    if (s == DR_OK && o->dist.on && o->dist.op == DR_DIST_HISTOGRAM) {
+        r->counts = malloc((size_t)o->dist.bins * sizeof *r->counts);
+        r->edges = malloc(((size_t)o->dist.bins + 1) * sizeof *r->edges);
+        if (!r->counts || !r->edges) {
+            dr_error("cannot allocate the counts and edges of %u bins", o->dist.bins);
+            s = DR_ERR_RUNTIME;
+        }
+    }
     s = dreduce_agree(r->ctx, s, "setup (every rank reporting its setup)");
-    if (s == DR_OK && !r->from_file) s = dreduce_prepare(r->ctx, o->dtype, o->op, r->count);
+    if (s == DR_OK && !r->from_file && !o->dist.on) s = dreduce_prepare(r->ctx, o->dtype, o->op, r->count);
     if (s != DR_OK) {
         /* Some rank failed to set up (it said why): release what this rank holds, and every rank exits. */
+        free(r->counts);
+        free(r->edges);
         free_shard(&r->shard);
         if (r->out && r->out != stdout) fclose(r->out);
         dreduce_destroy(r->ctx);
@@ -270,15 +291,22 @@ static int same_result(const dreduce_result_t *a, const dreduce_result_t *b, siz
            x->sum_int.hi == y->sum_int.hi;
 }
 
+/* The repetitions' samples: o->iters per level, per kernel pass, then per distribution pass its local and its
+ * combine time. */
+#define DR_SAMPLE_ROWS (DR_LEVEL_COUNT + DREDUCE_MAX_PASSES + 2 * DREDUCE_DIST_MAX_PASSES)
 static double *level_samples(const run_t *r, dr_level_t l) { return r->samples + (size_t)l * r->o->iters; }
 static double *pass_samples(const run_t *r, int p) { return r->samples + (size_t)(DR_LEVEL_COUNT + p) * r->o->iters; }
+static double *dist_samples(const run_t *r, int p, int combine)
+{
+    return r->samples + (size_t)(DR_LEVEL_COUNT + DREDUCE_MAX_PASSES + 2 * p + combine) * r->o->iters;
+}
 
 /* Step 2, the repetitions: each starts at a barrier, reduces through the library and keeps its timings; every
  * repetition's result must be the same bits. A failure here aborts the job, naming this rank. */
 static void repeat(run_t *r)
 {
     const dr_options_t *o = r->o;
-    r->samples = calloc((size_t)o->iters * (DR_LEVEL_COUNT + DREDUCE_MAX_PASSES), sizeof *r->samples);
+    r->samples = calloc((size_t)o->iters * DR_SAMPLE_ROWS, sizeof *r->samples);
     if (!r->samples) abort_job(DR_ERR_RUNTIME);
     dreduce_result_t first_result;
     memset(&r->result, 0, sizeof r->result);
@@ -314,6 +342,276 @@ static void repeat(run_t *r)
         for (size_t i = 0; i < sizeof got / sizeof got[0]; ++i) level_samples(r, got[i].level)[k] = got[i].ms;
     }
     r->depth = tm.depth;
+}
+
+/* ---- Distributions (--op histogram, quantile, median) ---- */
+
+/* One call of the library: this rank's shard or its share of the file. */
+static dr_status_t dist_call(run_t *r, dreduce_dist_info_t *info)
+{
+    const dr_options_t *o = r->o;
+    const dr_dist_options_t *d = &o->dist;
+    const double *range = d->has_range ? d->range : NULL;
+    if (d->op == DR_DIST_HISTOGRAM)
+        return r->from_file ? dreduce_histogram_file(r->ctx, &r->file, d->bins, range, r->counts, r->edges, info, NULL)
+                            : dreduce_histogram(r->ctx, r->shard.in, r->count, o->dtype, d->bins, range, r->counts,
+                                                r->edges, info);
+    return r->from_file ? dreduce_quantile_file(r->ctx, &r->file, d->nq, d->q, r->values, r->order, info, NULL)
+                        : dreduce_quantile(r->ctx, r->shard.in, r->count, o->dtype, d->nq, d->q, r->values, r->order,
+                                           info);
+}
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* A digest of a result where it is valid, field by field (no padding): repetitions must give the same. */
+static uint64_t dist_digest(const run_t *r, const dreduce_dist_info_t *info)
+{
+    const dr_dist_options_t *d = &r->o->dist;
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint64_t head[4] = {info->count, info->nan_count, info->below, info->above};
+    h = fnv_bytes(h, head, sizeof head);
+    if (d->op == DR_DIST_HISTOGRAM) {
+        h = fnv_bytes(h, r->counts, (size_t)d->bins * sizeof *r->counts);
+        return fnv_bytes(h, r->edges, ((size_t)d->bins + 1) * sizeof *r->edges);
+    }
+    h = fnv_bytes(h, r->values, d->nq * sizeof *r->values);
+    for (size_t i = 0; i < d->nq; ++i) {
+        const dreduce_order_stat_t *s = &r->order[i];
+        const uint64_t f[5] = {(uint64_t)s->kind, s->lower.u64, s->upper.u64, s->lower_rank, s->upper_rank};
+        h = fnv_bytes(fnv_bytes(h, f, sizeof f), &s->gamma, sizeof s->gamma);
+    }
+    return h;
+}
+
+/* Step 2 for a distribution: the repetitions, each from a barrier, their per-pass times kept; every repetition's
+ * result must be the same. The first call's failure is the data's or the arguments' (the library refuses an
+ * automatic range over NaN or inf, a quantile of no element, ... with one line), so every rank returns it, with the
+ * worst status of any rank; a failure later aborts the job as a reduction's does. */
+static dr_status_t repeat_dist(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    r->samples = calloc((size_t)o->iters * DR_SAMPLE_ROWS, sizeof *r->samples);
+    if (!r->samples) abort_job(DR_ERR_RUNTIME);
+    for (int l = 0; l < DR_LEVEL_COUNT; ++l)
+        for (int k = 0; k < o->iters; ++k) level_samples(r, (dr_level_t)l)[k] = NAN;
+    r->deterministic = 1;
+    r->passes = 0; /* no kernel passes of a reduction: the distribution's passes are its own rows */
+    uint64_t first_digest = 0;
+    int have_first = 0;
+    for (int it = 0; it < o->warmup + o->iters; ++it) {
+        if (dreduce_barrier(r->ctx, "start (the barrier that begins a repetition)") != DR_OK)
+            abort_job(DR_ERR_RUNTIME);
+        dreduce_dist_info_t info;
+        dr_status_t s = dist_call(r, &info);
+        if (it == 0) {
+            s = dreduce_agree(r->ctx, s, "the first call (every rank's status)");
+            if (s != DR_OK) return s;
+        } else if (s != DR_OK) {
+            abort_job(s);
+        }
+        r->dist_info = info;
+        if (info.valid) {
+            const uint64_t h = dist_digest(r, &info);
+            if (!have_first) first_digest = h, have_first = 1;
+            else if (h != first_digest) r->deterministic = 0;
+        }
+        if (it < o->warmup) continue;
+        const int k = it - o->warmup;
+        const int passes = info.passes < DREDUCE_DIST_MAX_PASSES ? info.passes : DREDUCE_DIST_MAX_PASSES;
+        double local = 0, combine = 0;
+        for (int p = 0; p < passes; ++p) {
+            dist_samples(r, p, 0)[k] = info.pass_local_ms[p];
+            dist_samples(r, p, 1)[k] = info.pass_combine_ms[p];
+            local += info.pass_local_ms[p];
+            combine += info.pass_combine_ms[p];
+        }
+        level_samples(r, DR_LEVEL_LOCAL)[k] = local;
+        level_samples(r, DR_LEVEL_COMBINE)[k] = combine;
+        level_samples(r, DR_LEVEL_TOTAL)[k] = info.total_ms;
+    }
+    return DR_OK;
+}
+
+/* This rank's elements to fn: generated again, or its share of the file read back (dreduce_file_scan). */
+typedef void (*dist_feed_fn)(const dr_ref_elements_t *e, void *user);
+typedef struct {
+    dist_feed_fn fn;
+    void *user;
+    dr_dtype_t dtype;
+} dist_chunks_t;
+
+static void dist_chunk(const void *chunk, uint64_t count, uint64_t first, void *user)
+{
+    const dist_chunks_t *c = user;
+    const dr_ref_elements_t e = {NULL, chunk, c->dtype, first, count};
+    c->fn(&e, c->user);
+}
+
+static dr_status_t feed_dist(const run_t *r, dist_feed_fn fn, void *user)
+{
+    const dr_options_t *o = r->o;
+    if (!r->from_file) {
+        const dr_ref_elements_t e = {&o->gen, NULL, o->dtype, r->first, r->count};
+        fn(&e, user);
+        return DR_OK;
+    }
+    dist_chunks_t c = {fn, user, o->dtype};
+    return dreduce_file_scan(r->ctx, &r->file, DR_MIN, (size_t)16 << 20, dist_chunk, &c);
+}
+
+typedef struct {
+    const double *edges;
+    uint32_t bins;
+    int threads;
+    uint64_t *counts;
+    dr_scalar_t minmax[2];
+} hist_feed_t;
+
+static void hist_feed(const dr_ref_elements_t *e, void *user)
+{
+    hist_feed_t *h = user;
+    dr_reference_hist_add(e, h->edges, h->bins, h->threads, h->counts, h->minmax);
+}
+
+typedef struct {
+    const dr_scalar_t *w;
+    size_t k;
+    int threads;
+    uint64_t *counts;
+} rank_feed_t;
+
+static void rank_feed(const dr_ref_elements_t *e, void *user)
+{
+    rank_feed_t *f = user;
+    dr_reference_rank_add(e, f->w, f->k, f->threads, f->counts);
+}
+
+static MPI_Datatype order_mpi_type(dr_dtype_t t)
+{
+    const dr_acc_kind_t k = dr_reference_order_kind(t);
+    return k == DR_ACC_I64 ? MPI_INT64_T : k == DR_ACC_U64 ? MPI_UINT64_T : MPI_DOUBLE;
+}
+
+/* A histogram: rank 0's edges to every rank, each rank's own counts over them (reference.h, "Distributions") summed
+ * onto rank 0, which checks. With --allreduce every rank holds the result: each checks its own against the sums
+ * (an MPI_Allreduce), and a rank whose copy differs says so. */
+static void verify_hist(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    const uint32_t bins = o->dist.bins;
+    const size_t words = DR_REF_HIST_WORDS(bins);
+    const int everyone = o->allreduce, checks = everyone || r->rank == 0;
+    double *edges = malloc(((size_t)bins + 1) * sizeof *edges);
+    uint64_t *mine = calloc(words, sizeof *mine), *sum = checks ? calloc(words, sizeof *sum) : NULL;
+    if (!edges || !mine || (checks && !sum)) abort_job(DR_ERR_RUNTIME);
+    int valid = r->dist_info.valid;
+    dreduce_watch_begin(r->ctx, "verify (rank 0's histogram edges to every rank)");
+    if (r->rank == 0) memcpy(edges, r->edges, ((size_t)bins + 1) * sizeof *edges);
+    if (MPI_Bcast(&valid, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Bcast(edges, (int)bins + 1, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    hist_feed_t feed = {edges, bins, r->info.threads, mine, {{0}, {0}}};
+    dr_reference_minmax_init(o->dtype, feed.minmax);
+    if (valid && feed_dist(r, hist_feed, &feed) != DR_OK) abort_job(DR_ERR_RUNTIME);
+    dr_scalar_t minmax[2] = {feed.minmax[0], feed.minmax[1]};
+    const MPI_Datatype mt = order_mpi_type(o->dtype);
+    dreduce_watch_begin(r->ctx, "verify (summing the ranks' histogram counts)");
+    const MPI_Op ops[3] = {MPI_SUM, MPI_MIN, MPI_MAX};
+    void *const in[3] = {mine, &feed.minmax[0], &feed.minmax[1]}, *const out[3] = {sum, &minmax[0], &minmax[1]};
+    for (int i = 0; i < 3; ++i) {
+        const int n = i == 0 ? (int)words : 1;
+        const MPI_Datatype t = i == 0 ? MPI_UINT64_T : mt;
+        if ((everyone ? MPI_Allreduce(in[i], out[i], n, t, ops[i], MPI_COMM_WORLD)
+                      : MPI_Reduce(in[i], out[i], n, t, ops[i], 0, MPI_COMM_WORLD)) != MPI_SUCCESS)
+            abort_job(DR_ERR_RUNTIME);
+    }
+    dreduce_watch_end(r->ctx);
+    int bad = 0;
+    if (checks) {
+        dr_check_t c;
+        dr_reference_check_hist(o->dtype, bins, o->dist.has_range ? o->dist.range : NULL, r->counts, r->edges,
+                                &r->dist_info, sum, minmax, &c);
+        if (r->rank == 0) r->check = c;
+        else if (!c.pass || memcmp(edges, r->edges, ((size_t)bins + 1) * sizeof *edges) != 0) {
+            dr_error("verification failed for this rank's copy of the --allreduce histogram: %s",
+                     c.pass ? "its edges differ from rank 0's" : c.detail);
+            bad = 1;
+        }
+    }
+    dreduce_watch_begin(r->ctx, "verify (gathering the ranks' checks)");
+    if (MPI_Allreduce(&bad, &r->any_local_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    free(edges);
+    free(mine);
+    free(sum);
+}
+
+/* Quantiles (every rank's result): rank 0's to every rank, each rank's own bit for bit the same (else it says so);
+ * each rank counts its elements below and at or below each of rank 0's order statistics, summed onto rank 0,
+ * which checks (reference.h, "Distributions"). */
+static void verify_quantile(run_t *r)
+{
+    const dr_options_t *o = r->o;
+    const size_t nq = o->dist.nq;
+    struct {
+        dreduce_dist_info_t info;
+        double values[DREDUCE_MAX_Q];
+        dreduce_order_stat_t order[DREDUCE_MAX_Q];
+    } root;
+    memset(&root, 0, sizeof root);
+    root.info = r->dist_info;
+    memcpy(root.values, r->values, nq * sizeof *r->values);
+    memcpy(root.order, r->order, nq * sizeof *r->order);
+    dreduce_watch_begin(r->ctx, "verify (rank 0's quantiles to every rank)");
+    if (MPI_Bcast(&root, (int)sizeof root, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS) abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    int bad = 0;
+    for (size_t i = 0; i < nq && r->rank != 0; ++i) {
+        const dreduce_order_stat_t *a = &r->order[i], *b = &root.order[i];
+        if (memcmp(&r->values[i], &root.values[i], sizeof root.values[i]) != 0 || a->kind != b->kind ||
+            a->lower.u64 != b->lower.u64 || a->upper.u64 != b->upper.u64 || a->lower_rank != b->lower_rank ||
+            a->upper_rank != b->upper_rank || memcmp(&a->gamma, &b->gamma, sizeof a->gamma) != 0) {
+            dr_error("verification failed for this rank's quantile %.17g: %.17g, rank 0 has %.17g (every rank gets "
+                     "the same result)", o->dist.q[i], r->values[i], root.values[i]);
+            bad = 1;
+            break;
+        }
+    }
+    dr_scalar_t stats[2 * DREDUCE_MAX_Q], w[2 * DREDUCE_MAX_Q];
+    for (size_t i = 0; i < nq; ++i) stats[2 * i] = root.order[i].lower, stats[2 * i + 1] = root.order[i].upper;
+    /* With NaN in the array every result is NaN: only the elements and the NaN are counted. */
+    const size_t k = root.info.nan_count ? 0 : dr_reference_distinct(o->dtype, stats, 2 * nq, w);
+    const size_t words = DR_REF_RANK_WORDS(k);
+    uint64_t mine[DR_REF_RANK_WORDS(2 * DREDUCE_MAX_Q)], sum[DR_REF_RANK_WORDS(2 * DREDUCE_MAX_Q)];
+    memset(mine, 0, sizeof mine);
+    memset(sum, 0, sizeof sum);
+    rank_feed_t feed = {w, k, r->info.threads, mine};
+    if (feed_dist(r, rank_feed, &feed) != DR_OK) abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_begin(r->ctx, "verify (summing the ranks' counts below the order statistics)");
+    if (MPI_Reduce(mine, sum, (int)words, MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Allreduce(&bad, &r->any_local_bad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+        abort_job(DR_ERR_RUNTIME);
+    dreduce_watch_end(r->ctx);
+    if (r->rank == 0)
+        dr_reference_check_quantile(o->dtype, nq, o->dist.q, r->values, r->order, &r->dist_info, w, k, sum,
+                                    &r->check);
+}
+
+/* Step 3 for a distribution. */
+static void verify_dist(run_t *r)
+{
+    memset(&r->check, 0, sizeof r->check);
+    r->any_local_bad = 0;
+    if (!r->o->verify) return;
+    if (r->o->dist.op == DR_DIST_HISTOGRAM) verify_hist(r);
+    else verify_quantile(r);
 }
 
 /* A file's chunks into the reference (dreduce_file_scan's callback). */
@@ -453,6 +751,15 @@ static void make_record(const run_t *r, dr_rank_record_t *rec)
     for (int p = 0; p < DREDUCE_MAX_PASSES; ++p)
         rec->pass_ms[p] = p < r->passes ? dr_median(pass_samples(r, p), o->iters) : NAN;
     for (int l = 0; l < DR_LEVEL_COUNT; ++l) rec->level_ms[l] = dr_median(level_samples(r, (dr_level_t)l), o->iters);
+    if (!o->dist.on) rec->level_ms[DR_LEVEL_COMBINE] = NAN; /* a distribution's level */
+    if (o->dist.on) {
+        const int passes = r->dist_info.passes;
+        rec->dist_passes = passes < DREDUCE_DIST_MAX_PASSES ? passes : DREDUCE_DIST_MAX_PASSES;
+        for (int p = 0; p < rec->dist_passes; ++p) {
+            rec->dist_local_ms[p] = dr_median(dist_samples(r, p, 0), o->iters);
+            rec->dist_combine_ms[p] = dr_median(dist_samples(r, p, 1), o->iters);
+        }
+    }
     rec->binding = r->info;
 }
 
@@ -488,6 +795,8 @@ static dr_status_t report(run_t *r)
             .n_total = o->scaling == DR_SCALING_WEAK ? o->n * (uint64_t)r->nranks : o->n, .acc = r->acc,
             .path_text = dreduce_combine_path(r->ctx), .path_us = {NAN, NAN}, .mpi_library = lib,
             .result = r->result.value, .no_value = r->result.no_value, .stats = r->result.stats,
+            .counts = r->counts, .edges = r->edges, .values = r->values, .order = r->order,
+            .dist_info = r->dist_info,
             .deterministic = r->deterministic,
             .check = r->check, .ranks = recs,
         };
@@ -497,7 +806,14 @@ static dr_status_t report(run_t *r)
             verdict = DR_ERR_RUNTIME;
         }
         fflush(stdout);
-        if (r->any_local_bad) {
+        if (r->any_local_bad && o->dist.on) {
+            dr_error("verification failed on at least one rank's copy of the result (named above); rank 0's is %s",
+                     o->verify && r->check.pass ? "right" : "wrong too");
+            verdict = DR_ERR_VERIFY;
+        } else if (o->verify && !r->check.pass && o->dist.on) {
+            dr_error("verification failed: %s", r->check.detail);
+            verdict = DR_ERR_VERIFY;
+        } else if (r->any_local_bad) {
             dr_error("verification failed at level local on at least one rank (named above); the combined result "
                      "is %s", o->verify && r->check.pass ? "right all the same" : "wrong too");
             verdict = DR_ERR_VERIFY;
@@ -557,10 +873,19 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
     DR_CHECK(check_options_agree(o, r.rank));
 
     DR_CHECK(setup(&r, env_local, env_source));
-    repeat(&r);
-    verify(&r);
-    const dr_status_t verdict = report(&r);
+    dr_status_t verdict = DR_OK;
+    if (o->dist.on) {
+        verdict = repeat_dist(&r);
+        if (verdict == DR_OK) verify_dist(&r);
+    } else {
+        repeat(&r);
+        verify(&r);
+    }
+    if (verdict == DR_OK) verdict = report(&r);
+    else if (r.out && r.out != stdout) fclose(r.out);
     free(r.samples);
+    free(r.counts);
+    free(r.edges);
     free_shard(&r.shard);
     dreduce_destroy(r.ctx);
     return verdict;

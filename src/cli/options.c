@@ -25,7 +25,13 @@ static const char usage_text[] =
     "                       (default float32)\n"
     "      --op OP          sum min max prod band bor bxor (default sum; band/bor/bxor: integer types);\n"
     "                       stats: count, sum, mean, variance, min, max in one pass; argmin argmax: the extreme\n"
-    "                       value and the global index of its first occurrence (the first NaN if there is one)\n"
+    "                       value and the global index of its first occurrence (the first NaN if there is one);\n"
+    "                       histogram: np.histogram of the whole array (--bins, --range); quantile: np.quantile\n"
+    "                       of it as float64, method linear (--q); median: the quantile 0.5\n"
+    "      --bins B         histogram: bins, 1..16777216 (default 10)\n"
+    "      --range LO,HI    histogram: two finite numbers LO <= HI (default: the array's min and max; LO == HI\n"
+    "                       is widened by 0.5 each side, as NumPy does)\n"
+    "      --q Q1,Q2,...    quantile: 1..64 quantiles in [0, 1], e.g. 0.25,0.5,0.75\n"
     "      --acc MODE       wide (default): float sums/products accumulate in float64;\n"
     "                       native: in the input type (float32 for the 16-bit types; not for stats, argmin,\n"
     "                       argmax); exact: float sums without rounding, the exact sum rounded once to float64\n"
@@ -72,6 +78,10 @@ static const char usage_text[] =
     "\n"
     "Exit status: 0 verified, 2 bad usage, 3 runtime failure, 4 verification failed.\n";
 
+/* The usage text spells the library's limits out. */
+_Static_assert(DREDUCE_MAX_BINS == 16777216 && DREDUCE_MAX_Q == 64 && DR_DEFAULT_BINS == 10,
+               "--help names DREDUCE_MAX_BINS, DREDUCE_MAX_Q and the default bins: change its text with them");
+
 const char *dr_options_usage(void) { return usage_text; }
 
 void dr_options_default(dr_options_t *o)
@@ -89,6 +99,8 @@ void dr_options_default(dr_options_t *o)
     o->gen.seed = 1;
     o->verify = 1;
     o->timeout = 300;
+    o->dist.op = DR_DIST_HISTOGRAM;
+    o->dist.bins = DR_DEFAULT_BINS;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -284,11 +296,104 @@ int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_
     }
 }
 
+/* ---- Lists of numbers: --range LO,HI and --q Q1,Q2,... ---- */
+
+/* Item i (0-based) of the comma-separated list s: where it starts and how long it is. */
+static const char *list_item(const char *s, size_t i, int *len)
+{
+    for (; i > 0; --i) s = strchr(s, ',') + 1;
+    const char *comma = strchr(s, ',');
+    *len = comma ? (int)(comma - s) : (int)strlen(s);
+    return s;
+}
+
+/* The items of a comma-separated list s, each one whole finite number: strtod must read all of it (so no trailing
+ * characters), it may not start with a blank (which strtod would skip), and an empty item or list is refused; at
+ * most max items, into out[0..*count). A number past float64's range is refused; one below the smallest subnormal
+ * rounds to zero, as any decimal text does. In the C locale (the program sets none) a comma is never part of a
+ * number, so each item is read where it stands. name: the option; what: what the list must be, for the messages. */
+static int parse_numbers(const char *name, const char *what, const char *s, size_t max, double *out, size_t *count,
+                         char *err, size_t errlen)
+{
+    if (*s == '\0') return fail(err, errlen, "invalid %s '': expected %s", name, what);
+    size_t items = 1;
+    for (const char *p = s; (p = strchr(p, ',')) != NULL; ++p) ++items;
+    if (items > max)
+        return fail(err, errlen, "invalid %s '%s': %zu items, at most %zu (expected %s)", name, s, items, max, what);
+    for (size_t i = 0; i < items; ++i) {
+        int len;
+        const char *at = list_item(s, i, &len);
+        if (len == 0) return fail(err, errlen, "invalid %s '%s': item %zu is empty (expected %s)", name, s, i + 1, what);
+        char *end;
+        errno = 0;
+        const double v = strtod(at, &end);
+        if (isspace((unsigned char)*at) || end != at + len)
+            return fail(err, errlen, "invalid %s '%s': '%.*s' is not a number (expected %s)", name, s, len, at, what);
+        const char *digits = *at == '-' || *at == '+' ? at + 1 : at;
+        if (isinf(v) && errno == ERANGE && strncasecmp(digits, "inf", 3) != 0)
+            return fail(err, errlen, "invalid %s '%s': '%.*s' is past float64's range (expected %s)", name, s, len, at,
+                        what);
+        if (!isfinite(v))
+            return fail(err, errlen, "invalid %s '%s': '%.*s' is not finite (expected %s)", name, s, len, at, what);
+        out[i] = v;
+    }
+    *count = items;
+    return 0;
+}
+
+int dr_parse_range(const char *s, double range[2], char *err, size_t errlen)
+{
+    static const char what[] = "LO,HI: two finite numbers with LO <= HI";
+    double v[2];
+    size_t n = 0;
+    if (parse_numbers("--range", what, s, 2, v, &n, err, errlen) != 0) return -1;
+    if (n != 2) return fail(err, errlen, "invalid --range '%s': one number, expected %s", s, what);
+    if (v[0] > v[1]) {
+        int l0, l1;
+        const char *a = list_item(s, 0, &l0), *b = list_item(s, 1, &l1);
+        return fail(err, errlen, "invalid --range '%s': LO '%.*s' is above HI '%.*s' (expected LO <= HI; LO == HI is "
+                    "widened by 0.5 each side, as NumPy does)", s, l0, a, l1, b);
+    }
+    range[0] = v[0];
+    range[1] = v[1];
+    return 0;
+}
+
+int dr_parse_q(const char *s, double *q, size_t *nq, char *err, size_t errlen)
+{
+    static const char what[] = "a comma-separated list of 1..64 quantiles in [0, 1]";
+    double v[DREDUCE_MAX_Q];
+    size_t n = 0;
+    if (parse_numbers("--q", what, s, DREDUCE_MAX_Q, v, &n, err, errlen) != 0) return -1;
+    for (size_t i = 0; i < n; ++i)
+        if (!(v[i] >= 0.0 && v[i] <= 1.0)) {
+            int len;
+            const char *at = list_item(s, i, &len);
+            return fail(err, errlen, "invalid --q '%s': '%.*s' is not a quantile in [0, 1]", s, len, at);
+        }
+    memcpy(q, v, n * sizeof *q);
+    *nq = n;
+    return 0;
+}
+
+/* The names --op takes beyond dr_op_t's, in dr_dist_op_t's terms (median: the quantile 0.5). */
+static const struct {
+    const char *name;
+    dr_dist_op_t op;
+    int median;
+} dist_ops[] = {{"histogram", DR_DIST_HISTOGRAM, 0}, {"quantile", DR_DIST_QUANTILE, 0}, {"median", DR_DIST_QUANTILE, 1}};
+
+const char *dr_options_op_name(const dr_options_t *o)
+{
+    if (!o->dist.on) return dr_op_name(o->op);
+    return o->dist.op == DR_DIST_HISTOGRAM ? "histogram" : o->dist.median ? "median" : "quantile";
+}
+
 enum opt_id {
     OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
     OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
     OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION,
-    OPT_INPUT, OPT_OFFSET, OPT_DATASET
+    OPT_INPUT, OPT_OFFSET, OPT_DATASET, OPT_BINS, OPT_RANGE, OPT_Q
 };
 
 static const struct {
@@ -307,7 +412,8 @@ static const struct {
     {"timeout", 0, 1, OPT_TIMEOUT},
     {"format", 0, 1, OPT_FORMAT},     {"output", 'o', 1, OPT_OUTPUT},    {"help", 'h', 0, OPT_HELP},
     {"version", 0, 0, OPT_VERSION},   {"input", 0, 1, OPT_INPUT},        {"offset", 0, 1, OPT_OFFSET},
-    {"dataset", 0, 1, OPT_DATASET},
+    {"dataset", 0, 1, OPT_DATASET},   {"bins", 0, 1, OPT_BINS},          {"range", 0, 1, OPT_RANGE},
+    {"q", 0, 1, OPT_Q},
 };
 
 /* Match `s` against a list of names; on failure, name the allowed ones. */
@@ -345,7 +451,34 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         o->type_given = 1;
         return 0;
     case OPT_OP:
-        if (dr_op_parse(v, &o->op) != 0) return fail(err, errlen, "invalid --op '%s': allowed: %s", v, dr_op_names());
+        for (size_t i = 0; i < sizeof dist_ops / sizeof dist_ops[0]; ++i)
+            if (strcmp(v, dist_ops[i].name) == 0) {
+                o->op = DR_SUM; /* unused: not a reduction */
+                o->dist.on = 1;
+                o->dist.op = dist_ops[i].op;
+                o->dist.median = dist_ops[i].median;
+                return 0;
+            }
+        if (dr_op_parse(v, &o->op) != 0)
+            return fail(err, errlen, "invalid --op '%s': allowed: %s, histogram, quantile, median", v, dr_op_names());
+        o->dist.on = o->dist.median = 0;
+        o->dist.op = DR_DIST_HISTOGRAM;
+        return 0;
+    case OPT_BINS: {
+        int bins = 0;
+        if (parse_int("--bins", v, 1, DREDUCE_MAX_BINS, &bins, err, errlen)) return -1;
+        o->dist.bins = (uint32_t)bins;
+        o->dist.bins_given = 1;
+        return 0;
+    }
+    case OPT_RANGE:
+        if (dr_parse_range(v, o->dist.range, err, errlen)) return -1;
+        o->dist.has_range = 1;
+        return 0;
+    case OPT_Q:
+        memset(o->dist.q, 0, sizeof o->dist.q); /* a second --q replaces the first, its tail too */
+        if (dr_parse_q(v, o->dist.q, &o->dist.nq, err, errlen)) return -1;
+        o->dist.q_given = 1;
         return 0;
     case OPT_ACC:
         if (dr_acc_mode_parse(v, &o->acc_mode) != 0)
@@ -459,6 +592,38 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     }
 }
 
+/* --op histogram, quantile, median against the rest of the command line: --bins and --range belong to a histogram,
+ * --q to a quantile (and is required there; the median is q 0.5 by definition), and nothing accumulates (the counts
+ * are exact, a quantile interpolates two elements of the data in float64), so --acc is wide; the counting kernel is
+ * the library's own, so no teaching --kernel. */
+static int dist_check(dr_options_t *o, char *err, size_t errlen)
+{
+    dr_dist_options_t *d = &o->dist;
+    const int hist = d->on && d->op == DR_DIST_HISTOGRAM, quant = d->on && d->op == DR_DIST_QUANTILE;
+    if (d->bins_given && !hist)
+        return fail(err, errlen, "--bins needs --op histogram (it is the histogram's number of bins)");
+    if (d->has_range && !hist) return fail(err, errlen, "--range needs --op histogram (it is the histogram's range)");
+    if (d->q_given && d->median)
+        return fail(err, errlen, "--q cannot be used with --op median (the median is the quantile 0.5): use --op "
+                    "quantile --q 0.5,...");
+    if (d->q_given && !quant) return fail(err, errlen, "--q needs --op quantile (it lists the quantiles to find)");
+    if (quant && !d->median && !d->q_given)
+        return fail(err, errlen, "--op quantile needs --q Q1,Q2,... (quantiles in [0, 1]; --op median is --q 0.5)");
+    if (!d->on) return 0;
+    if (o->acc_mode != DR_ACC_WIDE)
+        return fail(err, errlen, "--acc %s cannot be used with --op %s (nothing accumulates: a histogram's counts are "
+                    "exact, a quantile interpolates two elements in float64)", dr_acc_mode_name(o->acc_mode),
+                    dr_options_op_name(o));
+    if (o->kernel != DR_KERNEL_MULTIPASS)
+        return fail(err, errlen, "--op %s cannot be used with --kernel %s (it runs on the library's counting kernel, "
+                    "not on a reduction's)", dr_options_op_name(o), dr_kernel_name(o->kernel));
+    if (d->median) {
+        d->nq = 1;
+        d->q[0] = 0.5;
+    }
+    return 0;
+}
+
 dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char *err, size_t errlen)
 {
     const char *const_text = NULL;
@@ -551,6 +716,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
              "the CPU backend's partials are host memory already)", names[o->staging]);
         return DR_PARSE_ERROR;
     }
+    if (dist_check(o, err, errlen) != 0) return DR_PARSE_ERROR;
     /* stats, argmin, argmax: no native mode whatever the type (they have no float sum or product to narrow), so
      * this holds for an --input of unknown type too. */
     if ((o->op == DR_STATS || dr_op_is_arg(o->op)) && o->acc_mode == DR_ACC_NATIVE) {
@@ -593,16 +759,42 @@ const char *dr_pattern_name(dr_pattern_t p)
     return (unsigned)p < DR_DATA_COUNT ? names[p] : "?";
 }
 
+/* The distribution's part of the canonical line: "dist=none", or the op with its bins and range, or its q values
+ * (%.17g, every bit; a list too long for one word of the line as its count and a hash of the bits). */
+static void dist_canonical(const dr_dist_options_t *d, char *buf, size_t len)
+{
+    if (!d->on) {
+        snprintf(buf, len, "dist=none");
+    } else if (d->op == DR_DIST_HISTOGRAM) {
+        if (d->has_range) snprintf(buf, len, "dist=histogram bins=%u range=%.17g,%.17g", d->bins, d->range[0], d->range[1]);
+        else snprintf(buf, len, "dist=histogram bins=%u range=auto", d->bins);
+    } else {
+        char q[120] = "";
+        size_t used = 0;
+        uint64_t h = 0xcbf29ce484222325ull;
+        for (size_t i = 0; i < d->nq; ++i) {
+            uint64_t b;
+            memcpy(&b, &d->q[i], sizeof b);
+            for (int k = 0; k < 8; ++k) h = (h ^ ((b >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+            if (used < sizeof q) used += (size_t)snprintf(q + used, sizeof q - used, "%s%.17g", i ? "," : "", d->q[i]);
+        }
+        if (used < sizeof q) snprintf(buf, len, "dist=%s q=%s", d->median ? "median" : "quantile", q);
+        else snprintf(buf, len, "dist=quantile q=%zu:%016" PRIx64, d->nq, h);
+    }
+}
+
 void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
 {
     static const char *const devices[] = {"auto", "gpu", "cpu"};
+    char dist[200];
+    dist_canonical(&o->dist, dist, sizeof dist);
     snprintf(buf, len,
              "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64
              " kernel=%s block=%d iters=%d warmup=%d verify=%d device=%s misalign=%d scaling=%s combine=%s staging=%d"
-             " allreduce=%d ranks_per_node=%d offset=%" PRIu64 " input=%s",
-             o->n, dr_dtype_name(o->dtype), dr_op_name(o->op), dr_acc_mode_name(o->acc_mode),
+             " allreduce=%d ranks_per_node=%d %s offset=%" PRIu64 " input=%s",
+             o->n, dr_dtype_name(o->dtype), dr_options_op_name(o), dr_acc_mode_name(o->acc_mode),
              dr_pattern_name(o->gen.pattern), o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
              o->warmup, o->verify, devices[o->device], o->misalign, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
-             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node,
+             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node, dist,
              o->input_offset, o->input);
 }

@@ -7,13 +7,30 @@
 #include <stdint.h>
 
 #include "datagen.h"
-#include "dreduce/version.h"
+#include "dreduce.h" /* DREDUCE_MAX_BINS, DREDUCE_MAX_Q: the library's limits are the options' */
 #include "dtype.h"
 
 /* The program is libdreduce's: its version is the library's (dreduce/version.h, from CMake's project version). */
 #define DR_VERSION DREDUCE_VERSION_STRING
 
 typedef enum { DR_FORMAT_TABLE = 0, DR_FORMAT_JSON, DR_FORMAT_CSV } dr_format_t;
+
+/* --op histogram, quantile, median: a question about the array's distribution (dreduce_histogram,
+ * dreduce_quantile), not a reduction, so not a dr_op_t. With `on`, dr_options_t.op stays DR_SUM (unused; the
+ * generator's data are plain random). */
+#define DR_DEFAULT_BINS 10
+typedef struct {
+    int on;           /* 1: --op histogram, quantile or median */
+    dr_dist_op_t op;  /* DR_DIST_HISTOGRAM or DR_DIST_QUANTILE */
+    int median;       /* --op median: the quantile 0.5, named so in the report */
+    uint32_t bins;    /* --bins: 1..DREDUCE_MAX_BINS (default DR_DEFAULT_BINS) */
+    int bins_given;
+    int has_range;    /* --range LO,HI given; else the automatic range (the array's min and max) */
+    double range[2];
+    int q_given;
+    size_t nq;        /* --q: 1..DREDUCE_MAX_Q quantiles in [0, 1], in the order given (--op median: 0.5) */
+    double q[DREDUCE_MAX_Q];
+} dr_dist_options_t;
 
 typedef struct {
     uint64_t n;             /* elements: in total (strong) or per rank (weak) */
@@ -45,6 +62,7 @@ typedef struct {
     int offset_given;       /* --offset was given (only raw files take it) */
     char dataset[512];      /* --dataset: an HDF5 input's dataset, "" = the file's only one */
     int type_given;         /* --type was given: a .npy file's dtype must then agree with it */
+    dr_dist_options_t dist; /* --op histogram, quantile, median and their --bins, --range, --q */
 } dr_options_t;
 
 typedef enum { DR_PARSE_OK = 0, DR_PARSE_HELP, DR_PARSE_VERSION, DR_PARSE_ERROR } dr_parse_result_t;
@@ -63,6 +81,18 @@ int dr_parse_count(const char *s, uint64_t *out, char *err, size_t errlen);
 /* Parse the constant of --data const:V for dtype into its bit pattern. Returns 0, or -1 with a message for
  * garbage or a value the type cannot hold. */
 int dr_parse_const(const char *s, dr_dtype_t t, uint64_t *bits, char *err, size_t errlen);
+
+/* Parse --range LO,HI: two finite numbers (each the whole of its item: no blanks, no trailing characters), LO <= HI
+ * (LO == HI is allowed: NumPy widens it by 0.5 each side). Returns 0, or -1 with one line in err naming the bad item
+ * and what is allowed. */
+int dr_parse_range(const char *s, double range[2], char *err, size_t errlen);
+
+/* Parse --q Q1,Q2,...: 1..DREDUCE_MAX_Q numbers in [0, 1] (NaN and infinities refused, no empty item), into
+ * q[0..*nq) (q holds DREDUCE_MAX_Q). Returns 0, or -1 with one line in err naming the bad item. */
+int dr_parse_q(const char *s, double *q, size_t *nq, char *err, size_t errlen);
+
+/* What --op asked for, by name: a reduction's (sum, ..., argmax), or histogram, quantile, median. */
+const char *dr_options_op_name(const dr_options_t *o);
 
 /* The --data pattern's name: random, iota, ones, const, spread. */
 const char *dr_pattern_name(dr_pattern_t p);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "accum.h"
@@ -1118,4 +1119,440 @@ void dr_reference_check_stats(const dr_reference_t *ref, const dr_stats_result_t
                  exact_mean ? "exact" : "in bound", m2_text, ref_m2, err, bound);
     else
         snprintf(out->detail, sizeof out->detail, "stats of %" PRIu64 ": %s FAILED", n, v.failed);
+}
+
+/* ---- Distributions: a histogram's bins by a binary search over the edges, order statistics by counting ---- */
+
+dr_acc_kind_t dr_reference_order_kind(dr_dtype_t dtype)
+{
+    if (dr_dtype_is_float(dtype)) return DR_ACC_F64;
+    return dtype_is_signed(dtype) ? DR_ACC_I64 : DR_ACC_U64;
+}
+
+static int order_class(dr_dtype_t dtype)
+{
+    return dr_dtype_is_float(dtype) ? REF_FLOAT : dtype_is_signed(dtype) ? REF_SIGNED : REF_UNSIGNED;
+}
+
+void dr_reference_minmax_init(dr_dtype_t dtype, dr_scalar_t minmax[2])
+{
+    const int cls = order_class(dtype);
+    if (cls == REF_FLOAT) minmax[0].f64 = INFINITY, minmax[1].f64 = -INFINITY;
+    else if (cls == REF_SIGNED) minmax[0].i64 = INT64_MAX, minmax[1].i64 = INT64_MIN;
+    else minmax[0].u64 = UINT64_MAX, minmax[1].u64 = 0;
+}
+
+/* -1, 0, 1 as a is below, equal to or above b, in the class's order (floats: neither is NaN; -0 == +0). */
+static int scalar_cmp(int cls, dr_scalar_t a, dr_scalar_t b)
+{
+    if (cls == REF_FLOAT) return a.f64 < b.f64 ? -1 : a.f64 > b.f64;
+    if (cls == REF_SIGNED) return a.i64 < b.i64 ? -1 : a.i64 > b.i64;
+    return a.u64 < b.u64 ? -1 : a.u64 > b.u64;
+}
+
+/* One job of either kind over the elements, on threads each with a count vector of its own. */
+typedef struct {
+    ref_source_t src;
+    uint64_t n;
+    int cls;
+    const double *edges; /* histogram: edges[0..bins] */
+    uint32_t bins;
+    const dr_scalar_t *w; /* ranks: the values, ascending */
+    size_t k;
+    size_t words;        /* per thread */
+    uint64_t *parts;     /* nthreads x words */
+    dr_scalar_t minmax[256][2];
+} dist_job_t;
+
+static dist_job_t dist_job; /* one at a time per process, as ref_job */
+
+/* The bin of x (not NaN) among edges[0..bins]: bins + 0 below, bins + 1 above, else the largest i < bins with
+ * edges[i] <= x (so edges[i] <= x < edges[i + 1], and x == edges[bins] is in the last bin). */
+static size_t edge_search(const double *edges, uint32_t bins, double x)
+{
+    if (x < edges[0]) return bins;
+    if (x > edges[bins]) return (size_t)bins + 1;
+    size_t lo = 0, hi = bins; /* edges[lo] <= x; the answer is below hi */
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (edges[mid] <= x) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The number of w[0..k) below v (v not NaN). */
+static size_t rank_search(int cls, const dr_scalar_t *w, size_t k, dr_scalar_t v)
+{
+    size_t lo = 0, hi = k;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (scalar_cmp(cls, w[mid], v) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static void dist_worker(void *ctx, int i, int nthreads)
+{
+    dist_job_t *job = ctx;
+    uint64_t *c = job->parts + (size_t)i * job->words;
+    memset(c, 0, job->words * sizeof *c);
+    unsigned long long b, e;
+    dr_parallel_slice(job->n, i, nthreads, &b, &e);
+    const int cls = job->cls;
+    dr_scalar_t mn = job->minmax[i][0], mx = job->minmax[i][1];
+    double d[REF_BLOCK];
+    int64_t si[REF_BLOCK];
+    uint64_t ui[REF_BLOCK];
+    for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
+        const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
+        read_block(&job->src, cls, j0, m, d, si, ui);
+        for (size_t q = 0; q < m; ++q) {
+            dr_scalar_t v;
+            if (cls == REF_FLOAT) v.f64 = d[q];
+            else if (cls == REF_SIGNED) v.i64 = si[q];
+            else v.u64 = ui[q];
+            const int is_nan = cls == REF_FLOAT && isnan(v.f64);
+            if (job->edges) { /* a histogram: the bins, below, above, NaN */
+                if (is_nan) {
+                    ++c[job->bins + 2];
+                    continue;
+                }
+                if (scalar_cmp(cls, v, mn) < 0) mn = v;
+                if (scalar_cmp(cls, v, mx) > 0) mx = v;
+                const double x = cls == REF_FLOAT ? v.f64 : cls == REF_SIGNED ? (double)v.i64 : (double)v.u64;
+                ++c[edge_search(job->edges, job->bins, x)];
+            } else { /* ranks: c[0..k] the elements with p of w below them, c[k+1..2k+1] with u at or below */
+                ++c[2 * job->k + 3];
+                if (is_nan) {
+                    ++c[2 * job->k + 2];
+                    continue;
+                }
+                const size_t p = rank_search(cls, job->w, job->k, v);
+                const size_t u = p + (p < job->k && scalar_cmp(cls, job->w[p], v) == 0);
+                ++c[p];
+                ++c[job->k + 1 + u];
+            }
+        }
+    }
+    job->minmax[i][0] = mn;
+    job->minmax[i][1] = mx;
+}
+
+/* Run dist_job on up to nthreads threads (about one per 64 Ki elements, and at most 256 MiB of count vectors) and
+ * return its count vectors summed into parts[0..words); 0, or -1 without memory for them. */
+static int run_dist_job(int nthreads)
+{
+    if (nthreads < 1) nthreads = 1;
+    if (nthreads > 256) nthreads = 256;
+    if ((uint64_t)nthreads > dist_job.n / 65536 + 1) nthreads = (int)(dist_job.n / 65536 + 1);
+    const size_t cap = ((size_t)32 << 20) / dist_job.words;
+    if ((size_t)nthreads > cap) nthreads = cap ? (int)cap : 1;
+    dist_job.parts = malloc((size_t)nthreads * dist_job.words * sizeof *dist_job.parts);
+    if (!dist_job.parts) return -1;
+    const dr_scalar_t mn = dist_job.minmax[0][0], mx = dist_job.minmax[0][1];
+    for (int i = 0; i < nthreads; ++i) dist_job.minmax[i][0] = mn, dist_job.minmax[i][1] = mx;
+    dr_parallel_run(nthreads, dist_worker, &dist_job);
+    for (int i = 1; i < nthreads; ++i) {
+        const uint64_t *p = dist_job.parts + (size_t)i * dist_job.words;
+        for (size_t w = 0; w < dist_job.words; ++w) dist_job.parts[w] += p[w];
+        if (scalar_cmp(dist_job.cls, dist_job.minmax[i][0], dist_job.minmax[0][0]) < 0)
+            dist_job.minmax[0][0] = dist_job.minmax[i][0];
+        if (scalar_cmp(dist_job.cls, dist_job.minmax[i][1], dist_job.minmax[0][1]) > 0)
+            dist_job.minmax[0][1] = dist_job.minmax[i][1];
+    }
+    return 0;
+}
+
+static void dist_job_begin(const dr_ref_elements_t *e)
+{
+    memset(&dist_job, 0, sizeof dist_job);
+    dist_job.src = (ref_source_t){e->g, e->g ? NULL : e->buf, e->dtype, e->first};
+    dist_job.n = e->n;
+    dist_job.cls = order_class(e->dtype);
+}
+
+void dr_reference_hist_add(const dr_ref_elements_t *e, const double *edges, uint32_t bins, int nthreads,
+                           uint64_t *counts, dr_scalar_t minmax[2])
+{
+    dist_job_begin(e);
+    dist_job.edges = edges;
+    dist_job.bins = bins;
+    dist_job.words = DR_REF_HIST_WORDS(bins);
+    dist_job.minmax[0][0] = minmax[0];
+    dist_job.minmax[0][1] = minmax[1];
+    if (run_dist_job(nthreads) != 0) { /* no memory for a vector per thread: counted in place, on one */
+        dist_job.parts = NULL;
+        uint64_t *own = calloc(dist_job.words, sizeof *own);
+        if (!own) {
+            counts[bins + 2] = UINT64_MAX; /* cannot count: fails the check, saying NaN counts differ */
+            return;
+        }
+        dist_job.parts = own;
+        dist_worker(&dist_job, 0, 1);
+    }
+    for (size_t w = 0; w < dist_job.words; ++w) counts[w] += dist_job.parts[w];
+    minmax[0] = dist_job.minmax[0][0];
+    minmax[1] = dist_job.minmax[0][1];
+    free(dist_job.parts);
+}
+
+void dr_reference_rank_add(const dr_ref_elements_t *e, const dr_scalar_t *w, size_t k, int nthreads,
+                           uint64_t *counts)
+{
+    dist_job_begin(e);
+    dist_job.w = w;
+    dist_job.k = k;
+    dist_job.words = 2 * k + 4; /* P[0..k], U[0..k], NaN, all */
+    dr_reference_minmax_init(e->dtype, dist_job.minmax[0]);
+    if (run_dist_job(nthreads) != 0) {
+        counts[2 * k + 1] = UINT64_MAX; /* cannot count: fails the check */
+        return;
+    }
+    /* x < w[j] exactly when fewer than j + 1 of w are at or below x (u <= j); x <= w[j] when p <= j. */
+    const uint64_t *P = dist_job.parts, *U = dist_job.parts + k + 1;
+    uint64_t lt = 0, le = 0;
+    for (size_t j = 0; j < k; ++j) {
+        lt += U[j];
+        le += P[j];
+        counts[j] += lt;
+        counts[k + j] += le;
+    }
+    counts[2 * k] += dist_job.parts[2 * k + 2];
+    counts[2 * k + 1] += dist_job.parts[2 * k + 3];
+    free(dist_job.parts);
+}
+
+size_t dr_reference_distinct(dr_dtype_t dtype, const dr_scalar_t *in, size_t n, dr_scalar_t *out)
+{
+    const int cls = order_class(dtype);
+    size_t m = 0;
+    for (size_t i = 0; i < n; ++i) { /* insertion: n is at most two per quantile */
+        if (cls == REF_FLOAT && isnan(in[i].f64)) continue;
+        size_t j = 0;
+        while (j < m && scalar_cmp(cls, out[j], in[i]) < 0) ++j;
+        if (j < m && scalar_cmp(cls, out[j], in[i]) == 0) continue;
+        memmove(out + j + 1, out + j, (m - j) * sizeof *out);
+        out[j] = in[i];
+        ++m;
+    }
+    return m;
+}
+
+/* ---- Distributions: the checks ---- */
+
+/* v rounded once to binary16 (to nearest, ties to even; past 65520 infinity), as a double. */
+static double round_to_half(double v)
+{
+    if (!isfinite(v) || v == 0) return v;
+    const double a = fabs(v);
+    if (a >= 65520.0) return copysign(INFINITY, v);
+    int e;
+    frexp(a, &e); /* a = m 2^e, m in [0.5, 1): the binade's unit is 2^(e - 11), subnormals' 2^-24 */
+    const double unit = ldexp(1.0, e - 11 < -24 ? -24 : e - 11);
+    return copysign(nearbyint(a / unit) * unit, v); /* a / unit exact (a power of two); nearbyint ties to even */
+}
+
+/* NumPy's bin type for dtype: 16 (float16), 32 (float32, bfloat16), 64 (float64, integers). */
+static int bin_bits(dr_dtype_t dtype)
+{
+    return dtype == DR_FLOAT16 ? 16 : dtype == DR_FLOAT32 || dtype == DR_BFLOAT16 ? 32 : 64;
+}
+
+static double round_to_bin(int bits, double v)
+{
+    return bits == 16 ? round_to_half(v) : bits == 32 ? (double)(float)v : v;
+}
+
+static double scalar_double(int cls, dr_scalar_t s)
+{
+    return cls == REF_FLOAT ? s.f64 : cls == REF_SIGNED ? (double)s.i64 : (double)s.u64;
+}
+
+void dr_reference_check_hist(dr_dtype_t dtype, uint32_t bins, const double *range, const uint64_t *counts,
+                             const double *edges, const dreduce_dist_info_t *info, const uint64_t *ref,
+                             const dr_scalar_t minmax[2], dr_check_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exact = 1;
+    out->expected = out->error = out->bound = NAN;
+    const int bits = bin_bits(dtype), cls = order_class(dtype);
+    uint64_t n = 0;
+    for (size_t i = 0; i < DR_REF_HIST_WORDS(bins); ++i) n += ref[i];
+    char *d = out->detail;
+    const size_t dl = sizeof out->detail;
+    if (!info->valid) {
+        snprintf(d, dl, "histogram: the result is not valid on rank 0 FAILED");
+        return;
+    }
+    /* The outer edges NumPy makes: the range given, or the data's min and max (0..1 without elements), widened
+     * by 0.5 each side when equal (a given range in float64; the data's in its own type, integers' in float64). */
+    double lo, hi;
+    if (range) {
+        lo = range[0], hi = range[1];
+        if (lo == hi) lo -= 0.5, hi += 0.5;
+    } else if (n == ref[bins + 2]) { /* no element that is a number: an empty array */
+        lo = 0.0, hi = 1.0;
+    } else {
+        lo = scalar_double(cls, minmax[0]), hi = scalar_double(cls, minmax[1]);
+        if (lo == hi) lo = round_to_bin(bits, lo - 0.5), hi = round_to_bin(bits, hi + 0.5);
+    }
+    lo = round_to_bin(bits, lo);
+    hi = round_to_bin(bits, hi);
+    /* The edges. */
+    const double eps = bits == 16 ? 0x1p-10 : bits == 32 ? 0x1p-23 : 0x1p-52;
+    const double tiny = bits == 16 ? 0x1p-24 : bits == 32 ? 0x1p-149 : 0x1p-1074;
+    const double mag = fmax(fmax(fabs(lo), fabs(hi)), hi - lo), tol = 8 * eps * mag + tiny;
+    if (edges[0] != lo || edges[bins] != hi || info->lo != edges[0] || info->hi != edges[bins]) {
+        snprintf(d, dl, "histogram edges: first %.17g and last %.17g (info lo %.17g, hi %.17g), expected %.17g and "
+                 "%.17g FAILED", edges[0], edges[bins], info->lo, info->hi, lo, hi);
+        return;
+    }
+    for (uint32_t i = 0; i <= bins; ++i) {
+        const double want = lo + (hi - lo) * ((double)i / (double)bins);
+        const char *why = !isfinite(edges[i])                    ? "is not finite"
+                          : round_to_bin(bits, edges[i]) != edges[i] ? "is not a value of NumPy's bin type"
+                          : i > 0 && edges[i] < edges[i - 1]      ? "is below the edge before it"
+                          : fabs(edges[i] - want) > tol           ? "is far from lo + (hi - lo) i / bins"
+                                                                  : NULL;
+        if (why) {
+            snprintf(d, dl, "histogram edge %u of %u, %.17g, %s (%.17g, float%d) FAILED", i, bins, edges[i], why,
+                     want, bits);
+            return;
+        }
+    }
+    /* The counts. */
+    const uint64_t got_extra[3] = {info->below, info->above, info->nan_count};
+    uint64_t wrong = 0, first = UINT64_MAX;
+    for (size_t i = 0; i < DR_REF_HIST_WORDS(bins); ++i) {
+        const uint64_t got = i < bins ? counts[i] : got_extra[i - bins];
+        if (got != ref[i]) {
+            if (!wrong) first = i;
+            ++wrong;
+        }
+    }
+    out->expected = (double)n;
+    if (wrong) {
+        static const char *const extra[3] = {"below", "above", "NaN"};
+        const uint64_t got = first < bins ? counts[first] : got_extra[first - bins];
+        if (first < bins)
+            snprintf(d, dl, "histogram of %" PRIu64 ": %" PRIu64 " count(s) differ from a binary search over the "
+                     "edges, the first bin %" PRIu64 " [%.17g, %.17g%c: got %" PRIu64 ", expected %" PRIu64 " FAILED",
+                     n, wrong, first, edges[first], edges[first + 1], first + 1 == bins ? ']' : ')', got, ref[first]);
+        else
+            snprintf(d, dl, "histogram of %" PRIu64 ": %" PRIu64 " count(s) differ from a binary search over the "
+                     "edges, the first %s: got %" PRIu64 ", expected %" PRIu64 " FAILED", n, wrong,
+                     extra[first - bins], got, ref[first]);
+        return;
+    }
+    if (info->count != n) {
+        snprintf(d, dl, "histogram: info count %" PRIu64 ", the ranks' elements %" PRIu64 " FAILED", info->count, n);
+        return;
+    }
+    out->pass = 1;
+    snprintf(d, dl, "histogram of %" PRIu64 ": all %u bins, below %" PRIu64 ", above %" PRIu64 " and NaN %" PRIu64
+             " as a binary search over the edges counts them; edges %.9g to %.9g (%s range) as NumPy makes them",
+             n, bins, ref[bins], ref[bins + 1], ref[bins + 2], lo, hi, range ? "the given" : "the automatic");
+}
+
+/* NumPy's _lerp(a, b, t): a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5 (each operation rounded once: the
+ * products go through a volatile, so that no compiler contracts them into an FMA, which NumPy does not). */
+static double numpy_lerp(double a, double b, double t)
+{
+    const double diff = b - a;
+    volatile double prod = t >= 0.5 ? diff * (1.0 - t) : diff * t;
+    return t >= 0.5 ? b - prod : a + prod;
+}
+
+static void scalar_text(int cls, dr_scalar_t s, char *buf, size_t len)
+{
+    if (cls == REF_FLOAT) fmt_f64(s.f64, buf, len);
+    else if (cls == REF_SIGNED) snprintf(buf, len, "%" PRId64, s.i64);
+    else snprintf(buf, len, "%" PRIu64, s.u64);
+}
+
+void dr_reference_check_quantile(dr_dtype_t dtype, size_t nq, const double *q, const double *values,
+                                 const dreduce_order_stat_t *order, const dreduce_dist_info_t *info,
+                                 const dr_scalar_t *w, size_t k, const uint64_t *ref, dr_check_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exact = 1;
+    out->error = out->bound = NAN;
+    out->expected = nq ? values[0] : NAN;
+    char *d = out->detail;
+    const size_t dl = sizeof out->detail;
+    const uint64_t nan = ref[2 * k], n = ref[2 * k + 1];
+    const int cls = order_class(dtype);
+    if (!info->valid || info->count != n || info->nan_count != nan) {
+        snprintf(d, dl, "quantile: info valid %d, count %" PRIu64 ", NaN %" PRIu64 "; the ranks hold %" PRIu64
+                 " elements, %" PRIu64 " NaN FAILED", info->valid, info->count, info->nan_count, n, nan);
+        return;
+    }
+    for (size_t i = 0; i < nq; ++i) {
+        const dreduce_order_stat_t *o = &order[i];
+        if (nan) { /* NumPy: NaN anywhere makes every quantile NaN */
+            if (!isnan(values[i])) {
+                snprintf(d, dl, "quantile %.17g of %" PRIu64 " elements with %" PRIu64 " NaN: got %.17g, expected "
+                         "nan FAILED", q[i], n, nan, values[i]);
+                return;
+            }
+            continue;
+        }
+        /* The ranks and the weight, as NumPy's method "linear" makes them. */
+        const double v = (double)(n - 1) * q[i];
+        uint64_t lo, up;
+        double gamma;
+        if (v >= (double)(n - 1)) {
+            lo = up = n - 1;
+            gamma = v + 1.0; /* NumPy: the index -1 (the last element) for both, and v - (-1) */
+        } else {
+            const double f = floor(v);
+            lo = (uint64_t)f;
+            up = lo + 1;
+            gamma = v - f;
+        }
+        if (o->kind != dr_reference_order_kind(dtype) || o->lower_rank != lo || o->upper_rank != up ||
+            !same_bits(o->gamma, gamma)) {
+            snprintf(d, dl, "quantile %.17g of %" PRIu64 ": order statistics of kind %s at ranks %" PRIu64 ", %" PRIu64
+                     ", gamma %.17g; expected %s at %" PRIu64 ", %" PRIu64 ", gamma %.17g FAILED", q[i], n,
+                     dr_acc_kind_name(o->kind), o->lower_rank, o->upper_rank, o->gamma,
+                     dr_acc_kind_name(dr_reference_order_kind(dtype)), lo, up, gamma);
+            return;
+        }
+        /* Each order statistic an element of the data at its rank: count(x < s) <= rank < count(x <= s). */
+        const dr_scalar_t stat[2] = {o->lower, o->upper};
+        const uint64_t rank[2] = {lo, up};
+        for (int s = 0; s < 2; ++s) {
+            char text[64];
+            scalar_text(cls, stat[s], text, sizeof text);
+            const size_t j = (cls == REF_FLOAT && isnan(stat[s].f64)) ? k : rank_search(cls, w, k, stat[s]);
+            if (j == k || scalar_cmp(cls, w[j], stat[s]) != 0) {
+                snprintf(d, dl, "quantile %.17g: the %s order statistic %s was not counted (internal) FAILED", q[i],
+                         s ? "upper" : "lower", text);
+                return;
+            }
+            const uint64_t lt = ref[j], le = ref[k + j];
+            if (!(lt <= rank[s] && rank[s] < le)) {
+                snprintf(d, dl, "quantile %.17g of %" PRIu64 ": the %s order statistic %s is not the element at rank "
+                         "%" PRIu64 ": %" PRIu64 " elements are below it, %" PRIu64 " at or below it FAILED", q[i], n,
+                         s ? "upper" : "lower", text, rank[s], lt, le);
+                return;
+            }
+        }
+        const double want = numpy_lerp(scalar_double(cls, o->lower), scalar_double(cls, o->upper), gamma);
+        if (!same_f64(values[i], want)) {
+            snprintf(d, dl, "quantile %.17g of %" PRIu64 ": got %.17g, expected %.17g (NumPy's lerp of the order "
+                     "statistics at ranks %" PRIu64 " and %" PRIu64 ", gamma %.17g), bit for bit FAILED", q[i], n,
+                     values[i], want, lo, up, gamma);
+            return;
+        }
+    }
+    out->pass = 1;
+    if (nan)
+        snprintf(d, dl, "%zu quantile(s) of %" PRIu64 " elements holding %" PRIu64 " NaN: nan, as NumPy gives", nq, n,
+                 nan);
+    else
+        snprintf(d, dl, "%zu quantile(s) of %" PRIu64 ": each order statistic an element at its rank (count(x < v) <= "
+                 "rank < count(x <= v)), the ranks and weights NumPy's, each value NumPy's lerp bit for bit", nq, n);
 }

@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "datagen.h"
+#include "dreduce.h" /* dreduce_dist_info_t, dreduce_order_stat_t */
 #include "dtype.h"
 
 /* An exact sum of float64 values, kept apart from accum.h's dr_exact_t so that it checks it: another
@@ -151,6 +152,76 @@ void dr_reference_check_stats(const dr_reference_t *ref, const dr_stats_result_t
  * integer kinds and the exact mode must give; NaN for no elements): computed here, independently of src/common/stats.c. */
 double dr_reference_stats_sum(const dr_reference_t *r);
 double dr_reference_stats_mean(const dr_reference_t *r);
+
+
+/* ---- Distributions (--op histogram, quantile, median): checked by other means than the library's ----
+ *
+ * histogram: each rank puts each of its elements in the bin i with edges[i] <= x < edges[i + 1] (the last bin
+ *   closed), found by a plain binary search over the edges the library returned (floats compared as their float64
+ *   values, exactly; integers as their float64 conversion, as NumPy's astype makes them), or counts it below, above
+ *   or NaN; the ranks' counts are summed, and every count must equal the library's. The library instead computes
+ *   NumPy's index estimate and corrects it by one against the edges (src/common/distrib.h), which is the same bin
+ *   wherever the estimate is off by at most one: everywhere but pathological float16 histograms (many bins over a
+ *   narrow range, where NumPy's own float16 estimate is off by more, and NumPy's answer, which the library
+ *   reproduces, is not the edge search's). Such a run fails here as a mismatch; the tests run none.
+ *   The edges: finite, non-decreasing, values of NumPy's bin type (float16, float32, float64 for integers), the outer
+ *   ones the range as NumPy makes it (the given one, or the data's min and max; widened by 0.5 each side when equal;
+ *   0..1 for an empty array), each inner one within 8 units in the last place of the bin type (at the range's
+ *   magnitude) of lo + (hi - lo) i / bins.
+ * quantile: each order statistic v at rank k must be an element of the data: count(x < v) <= k < count(x <= v) over
+ *   the whole array (each rank counts its own elements; floats compared as float64, -0 == +0; integers exactly); the
+ *   ranks are floor((n - 1) q) and the next, both n - 1 where (n - 1) q >= n - 1, with the weight (n - 1) q - lower
+ *   (there (n - 1) q + 1, as NumPy's index -1 makes it), computed here; the value must be NumPy's _lerp of the two
+ *   as float64, a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5, bit for bit. An array holding NaN has NaN for
+ *   every quantile, as in NumPy. */
+
+/* This rank's elements for a distribution's reference: the generator's elements first..first+n-1 (g), or n
+ * elements of dtype in host memory at buf (g NULL; any alignment). */
+typedef struct {
+    const dr_gen_t *g;
+    const void *buf;
+    dr_dtype_t dtype;
+    uint64_t first, n;
+} dr_ref_elements_t;
+
+/* The kind a dtype's elements are compared in, and its order statistics come in: DR_ACC_I64 (signed integers),
+ * DR_ACC_U64 (unsigned), DR_ACC_F64 (floats). */
+dr_acc_kind_t dr_reference_order_kind(dr_dtype_t dtype);
+
+/* A histogram reference: the bins' counts, then below, above and NaN. */
+#define DR_REF_HIST_WORDS(bins) ((size_t)(bins) + 3)
+
+/* minmax[0], [1] before any element: the identities of min and max in dtype's order kind. */
+void dr_reference_minmax_init(dr_dtype_t dtype, dr_scalar_t minmax[2]);
+
+/* Add the elements to counts (DR_REF_HIST_WORDS(bins) words) by a binary search over edges[0..bins], on up to
+ * nthreads host threads, and fold their min and max (NaN left out) into minmax. One call at a time per process. */
+void dr_reference_hist_add(const dr_ref_elements_t *e, const double *edges, uint32_t bins, int nthreads,
+                           uint64_t *counts, dr_scalar_t minmax[2]);
+
+/* A rank reference of k values: lt[0..k) (elements below each), le[0..k) (at or below each), then NaN, then all. */
+#define DR_REF_RANK_WORDS(k) (2 * (size_t)(k) + 2)
+
+/* Add the elements to counts (DR_REF_RANK_WORDS(k) words) for the ascending distinct values w[0..k) of the order
+ * kind, on up to nthreads host threads: each element's place among them by a binary search. */
+void dr_reference_rank_add(const dr_ref_elements_t *e, const dr_scalar_t *w, size_t k, int nthreads,
+                           uint64_t *counts);
+
+/* The values of in[0..n) (of dtype's order kind) ascending, each once, NaN left out, into out (n entries);
+ * returns how many. */
+size_t dr_reference_distinct(dr_dtype_t dtype, const dr_scalar_t *in, size_t n, dr_scalar_t *out);
+
+/* A histogram (rank 0's counts and edges, info) against ref, the ranks' counts summed, and minmax, their min and
+ * max; range: the --range given, or NULL. */
+void dr_reference_check_hist(dr_dtype_t dtype, uint32_t bins, const double *range, const uint64_t *counts,
+                             const double *edges, const dreduce_dist_info_t *info, const uint64_t *ref,
+                             const dr_scalar_t minmax[2], dr_check_t *out);
+
+/* Quantiles q[0..nq) (values, order, info) against ref, the ranks' rank counts for the values w[0..k) (the order
+ * statistics' distinct values, ascending; k 0 where the result is NaN). */
+void dr_reference_check_quantile(dr_dtype_t dtype, size_t nq, const double *q, const double *values,
+                                 const dreduce_order_stat_t *order, const dreduce_dist_info_t *info,
+                                 const dr_scalar_t *w, size_t k, const uint64_t *ref, dr_check_t *out);
 
 
 #endif

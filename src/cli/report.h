@@ -11,7 +11,9 @@
 #include "options.h"
 #include "reference.h"
 
-#define DR_REPORT_SCHEMA_VERSION 2 /* 2: stats, argmin, argmax (their result fields; CSV columns index..max) */
+/* 2: stats, argmin, argmax (their result fields; CSV columns index..max); 3: histogram, quantile, median (their
+ * result fields, the levels local N / combine N and combine; CSV columns nan..passes) */
+#define DR_REPORT_SCHEMA_VERSION 3
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
  * the host's time around it beyond the kernels' own: clearing the partial, launching, seeing the kernels end;
@@ -19,7 +21,8 @@
  * the combine levels (waiting for slower ranks); `node`, `global` and `bcast` the MPI levels; `total` one repetition
  * end to end, from the barrier that starts it. With --input: `read` the time spent reading the rank's share of the
  * file (MPI-IO), `load` the whole read + copy + reduce pipeline (they overlap, so `load` is less than their sum).
- * Levels added later go at the end (the JSON keeps the order); the table orders them as the pipeline runs. */
+ * A distribution (--op histogram, quantile, median) has `local` (every pass's reading and counting), `combine`
+ * (every pass's combine) and `total`, and its passes' rows of their own. Levels added later go at the end (the JSON keeps the order); the table orders them as the pipeline runs. */
 typedef enum {
     DR_LEVEL_LOCAL = 0,
     DR_LEVEL_STAGE,
@@ -31,6 +34,7 @@ typedef enum {
     DR_LEVEL_LOAD,
     DR_LEVEL_LAUNCH,
     DR_LEVEL_WAIT,
+    DR_LEVEL_COMBINE,
     DR_LEVEL_COUNT
 } dr_level_t;
 
@@ -49,6 +53,8 @@ typedef struct {
     double generate_ms;
     double pass_ms[DREDUCE_MAX_PASSES];
     double level_ms[DR_LEVEL_COUNT];
+    int dist_passes;        /* a distribution: its passes (reads of this rank's part); 0 for a reduction */
+    double dist_local_ms[DREDUCE_DIST_MAX_PASSES], dist_combine_ms[DREDUCE_DIST_MAX_PASSES]; /* per pass */
     dreduce_context_info_t binding; /* the rank's layout, device and binding (dreduce_context_info) */
 } dr_rank_record_t;
 
@@ -63,6 +69,12 @@ typedef struct {
     dr_value_t result;       /* argmin/argmax: result.arg */
     int no_value;            /* the array had no element and the op has no value for that (dreduce_result_t) */
     dr_stats_result_t stats; /* stats (acc a DR_ACC_STATS_* kind) */
+    /* a distribution (opt->dist.on), rank 0's result: */
+    const uint64_t *counts;  /* histogram: opt->dist.bins counts */
+    const double *edges;     /* histogram: opt->dist.bins + 1 edges */
+    const double *values;    /* quantile: opt->dist.nq values */
+    const dreduce_order_stat_t *order; /* quantile: their order statistics */
+    dreduce_dist_info_t dist_info;
     int deterministic;       /* every repetition gave the same bits */
     dr_check_t check;        /* valid when opt->verify */
     const dr_rank_record_t *ranks; /* nranks records, by rank */

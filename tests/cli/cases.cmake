@@ -87,7 +87,7 @@ dr_cli_check(json_nan CODE 0 REGEX "\"value\": \"nan\""
 dr_cli_check(json_output_file CODE 0 REGEX "\"result\": [{]\"value\": \"7000\""
              OPTS --file ${DR_CLI_OUT}/report.json --json-expr "d['result']['value'] == '7000'"
              ARGS --device cpu -n 1000 --iters 1 --format json --type int32 --data const:7 -o ${DR_CLI_OUT}/report.json)
-dr_cli_check(csv_append CODE 0 REGEX "^2,0,.*,total,.*,int64,.*,pass,,,,,,,,$"
+dr_cli_check(csv_append CODE 0 REGEX "^3,0,.*,total,.*,int64,.*,pass,,,,,,,,,,,,,,,,,,,,,,,,$"
              OPTS --csv-append ${DR_CLI_OUT}/append.csv
              ARGS --device cpu -n 1000 --iters 2 --type int32 --format csv -o ${DR_CLI_OUT}/append.csv)
 dr_cli_test(const_int32_sum 0 "^result: 7000 [(]int64[)]" --type int32 --data const:7 -n 1000 --device cpu --iters 1)
@@ -225,7 +225,7 @@ dr_cli_check(stats_bfloat16_random CODE 0 REGEX "verification: passed: stats of 
              ARGS --device cpu --op stats --type bfloat16 -n 200003 --iters 2 --threads 3)
 # JSON and CSV carry every field.
 dr_cli_check(json_argmax CODE 0 REGEX "[\"]index[\"]: 999"
-             OPTS --json-expr "d['schema_version'] == 2 and d['config']['op'] == 'argmax'"
+             OPTS --json-expr "d['schema_version'] == 3 and d['config']['op'] == 'argmax'"
                   --json-expr "d['result'] == {'value': '999', 'type': 'int64+index', 'index': 999}"
                   --json-expr "d['verification']['pass'] is True and d['verification']['exact'] is True"
              ARGS --device cpu --op argmax --type int16 --data iota -n 1000 --iters 2 --format json)
@@ -239,9 +239,58 @@ dr_cli_check(json_stats CODE 0 REGEX "[\"]var_sample[\"]: "
                   --json-expr "abs(float(d['result']['var_sample']) - 83333250 / 999) < 1e-9"
                   --json-expr "d['result']['min'] == '0' and d['result']['max'] == '999' and d['verification']['pass']"
              ARGS --device cpu --op stats --type int16 --data iota -n 1000 --iters 2 --format json)
-dr_cli_check(csv_stats CODE 0 REGEX "^2,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999$"
+dr_cli_check(csv_stats CODE 0 REGEX "^3,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999,,,,,,,,,,,,,,,,$"
              OPTS --csv-append ${DR_CLI_OUT}/stats.csv
              ARGS --device cpu --op stats --type float64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/stats.csv)
-dr_cli_check(csv_argmax CODE 0 REGEX "^2,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,$"
+dr_cli_check(csv_argmax CODE 0 REGEX "^3,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,,,,,,,,,,,,,,,,,$"
              OPTS --csv-append ${DR_CLI_OUT}/argmax.csv
              ARGS --device cpu --op argmax --type int64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/argmax.csv)
+
+# ---- distributions: --op histogram, quantile, median (dreduce_histogram, dreduce_quantile) ----
+dr_cli_test(bins_zero 2 "^dreduce: error: invalid --bins '0': expected an integer in 1[.][.]16777216" --op histogram --bins 0)
+dr_cli_test(bins_too_many 2 "^dreduce: error: invalid --bins '16777217'" --op histogram --bins 16777217)
+dr_cli_test(bins_garbage 2 "^dreduce: error: invalid --bins '4x'" --op histogram --bins 4x)
+dr_cli_test(bins_without_histogram 2 "^dreduce: error: --bins needs --op histogram" --op sum --bins 4)
+dr_cli_test(range_reversed 2 "^dreduce: error: invalid --range '3,1': LO '3' is above HI '1'" --op histogram --range 3,1)
+dr_cli_test(range_one_number 2 "^dreduce: error: invalid --range '1': one number" --op histogram --range 1)
+dr_cli_test(range_nan 2 "^dreduce: error: invalid --range 'nan,1': 'nan' is not finite" --op histogram --range nan,1)
+dr_cli_test(range_without_histogram 2 "^dreduce: error: --range needs --op histogram" --op quantile --q 0.5 --range 0,1)
+dr_cli_test(q_above_one 2 "^dreduce: error: invalid --q '0.5,1.5': '1.5' is not a quantile in [[]0, 1[]]" --op quantile --q 0.5,1.5)
+dr_cli_test(q_empty_item 2 "^dreduce: error: invalid --q '0.5,,0.6': item 2 is empty" --op quantile --q 0.5,,0.6)
+dr_cli_test(q_missing 2 "^dreduce: error: --op quantile needs --q" --op quantile)
+dr_cli_test(q_with_median 2 "^dreduce: error: --q cannot be used with --op median" --op median --q 0.3)
+dr_cli_test(q_without_quantile 2 "^dreduce: error: --q needs --op quantile" --q 0.5)
+dr_cli_test(histogram_acc_exact 2 "^dreduce: error: --acc exact cannot be used with --op histogram" --op histogram --acc exact)
+dr_cli_test(histogram_kernel 2 "^dreduce: error: --op histogram cannot be used with --kernel smem" --op histogram -k smem)
+# Runs on the CPU backend, each checked by the program's own reference (src/cli/reference.h: a binary search over
+# the edges; each order statistic counted at its rank).
+dr_cli_check(histogram_table CODE 0 REGEX "verification: passed: histogram of 100003: all 16 bins"
+             OPTS --also "^result: histogram of 100003 elements in 16 bins" --also "local 1" --also "combine 2"
+             ARGS --device cpu --op histogram --bins 16 -n 100003 --iters 2)
+dr_cli_check(histogram_range_json CODE 0 REGEX "[\"]counts[\"]: "
+             OPTS --json-expr "d['schema_version'] == 3 and d['bins'] == 4 and d['range'] == [0, 1]"
+                  --json-expr "d['result']['edges'] == [0, 0.25, 0.5, 0.75, 1] and d['result']['passes'] == 1"
+                  --json-expr "sum(d['result']['counts']) + d['result']['below'] + d['result']['above'] == 1000"
+                  --json-expr "d['verification']['pass'] is True and d['verification']['deterministic'] is True"
+             ARGS --device cpu --op histogram --bins 4 --range 0,1 --type float64 -n 1000 --iters 2 --format json)
+dr_cli_check(histogram_iota_int16 CODE 0 REGEX "[\"]counts[\"]: [[]100, 100, 100, 100, 100, 100, 100, 100, 100, 100[]]"
+             OPTS --json-expr "d['result']['lo'] == 0 and d['result']['hi'] == 999 and d['result']['passes'] == 2"
+             ARGS --device cpu --op histogram --type int16 --data iota -n 1000 --iters 1 --format json)
+dr_cli_check(histogram_csv CODE 0 REGEX "^3,0,.*,total,.*,histogram,.*,pass,,1000,,,,,,,0,1,4,0,1,"
+             OPTS --csv-append ${DR_CLI_OUT}/histogram.csv
+             ARGS --device cpu --op histogram --bins 4 --range 0,1 -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/histogram.csv)
+dr_cli_check(quantile_json CODE 0 REGEX "[\"]quantiles[\"]: "
+             OPTS --json-expr "d['q'] == [0, 0.25, 0.5, 1] and len(d['result']['quantiles']) == 4"
+                  --json-expr "[x['value'] for x in d['result']['quantiles']] == ['0', '249.75', '499.5', '999']"
+                  --json-expr "d['result']['quantiles'][1]['lower_rank'] == 249 and d['result']['quantiles'][1]['gamma'] == 0.75"
+                  --json-expr "d['verification']['pass'] is True and d['result']['passes'] == 6"
+             ARGS --device cpu --op quantile --q 0,0.25,0.5,1 --type uint64 --data iota -n 1000 --iters 2 --format json)
+dr_cli_check(median_float16 CODE 0 REGEX "verification: passed: 1 quantile[(]s[)] of 100001"
+             ARGS --device cpu --op median --type float16 -n 100001 --iters 2 --threads 2)
+dr_cli_check(median_nan CODE 0 REGEX "^result: median of 1000 elements.*nan|^  0[.]5 +nan"
+             OPTS --also "verification: passed"
+             ARGS --device cpu --op median --data const:nan -n 1000 --iters 1)
+dr_cli_test(quantile_empty 2 "^dreduce: error: the quantile of an array with no element has no value"
+            --device cpu --op quantile --q 0.5 -n 0 --iters 1)
+dr_cli_check(histogram_empty CODE 0 REGEX "^result: histogram of 0 elements in 10 bins over [[]0, 1[]]"
+             OPTS --also "verification: passed" ARGS --device cpu --op histogram -n 0 --iters 1)

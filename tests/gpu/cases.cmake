@@ -28,6 +28,12 @@ dr_gpu_run(float32_argmax -n 100Mi --type float32 --op argmax)
 dr_gpu_run(float64_argmin -n 10000019 --type float64 --op argmin --misalign 1)
 dr_gpu_run(bfloat16_argmax_host -n 10Mi --type bfloat16 --op argmax --staging host)
 dr_gpu_run(host_staging --staging host)
+# Distributions (--op histogram, quantile, median): the counting kernel's passes, checked by the program's reference
+# (src/cli/reference.h), past the L2 and with a misaligned start and host staging.
+dr_gpu_run(float32_histogram -n 256Mi --op histogram --bins 1000)
+dr_gpu_run(bfloat16_histogram_range -n 100Mi --type bfloat16 --op histogram --bins 4096 --range -1,2 --staging host)
+dr_gpu_run(int64_quantile -n 100Mi --type int64 --op quantile --q 0.01,0.5,0.99)
+dr_gpu_run(float16_median -n 10000019 --type float16 --op median --misalign 3)
 dr_gpu_run(mapped_staging --staging mapped)
 
 # Two ranks on two GPUs (skipped with fewer): both combine levels, each staging path this MPI offers.
@@ -45,6 +51,8 @@ dr_gpu2_run(mapped -n 100Mi --staging mapped)
 dr_gpu2_run(host -n 100Mi --staging host --kernel shuffle)
 dr_gpu2_run(argmax -n 100Mi --type float32 --op argmax --ranks-per-node 1)
 dr_gpu2_run(stats -n 100Mi --type int16 --op stats --allreduce)
+dr_gpu2_run(histogram -n 100Mi --type float64 --op histogram --bins 65536 --ranks-per-node 1)
+dr_gpu2_run(quantile -n 100Mi --type float32 --op quantile --q 0,0.25,0.5,0.75,1 --allreduce)
 add_test(NAME gpu_run_json
          COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_EXPECT} 0 "\"pass\": true" $<TARGET_FILE:dreduce> --device gpu
                  --format json)
