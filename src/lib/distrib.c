@@ -1,4 +1,4 @@
-/* Histograms and quantiles across ranks (include/dreduce.h, "Distributions"; docs/distributions.md).
+/* Histograms and quantiles across ranks (include/dreduce.h, "Distributions"; README.md, "Results you can trust").
  *
  * A call is: one agreement of its arguments (one MPI_Allreduce of their ranges, so ranks that disagree, or a rank
  * whose own argument is bad, end the call on every rank before any count vector of a disagreeing size is sent);
@@ -157,6 +157,17 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
                              dr_hist_plan_t *p, double *edges)
 {
     DR_CHECK(hist_plan_numpy(dtype, bins, range, st, p, edges));
+    /* NumPy 2 refuses edges that do not increase (too many bins for the range in the bin type's precision): a bin
+     * of no width would count nothing, or what its neighbour counts */
+    for (uint32_t i = 0; i < bins; ++i)
+        if (!(edges[i] < edges[i + 1])) {
+            dr_error("%u bins over [%.17g, %.17g] are too many for the range in %s, NumPy's bin type for %s data: "
+                     "edges %u and %u are both %.9g (NumPy: Too many bins for data range. Cannot create %u "
+                     "finite-sized bins.); give fewer bins or a wider range", bins, edges[0], edges[bins],
+                     p->type == DR_HT_F16 ? "float16" : p->type == DR_HT_F32 ? "float32" : "float64",
+                     dr_dtype_name(dtype), i, i + 1, edges[i], bins);
+            return DR_ERR_USAGE;
+        }
     p->scale = (double)bins / p->denom;
     const double ulp = p->type == DR_HT_F16 ? 0x1p-11 : p->type == DR_HT_F32 ? 0x1p-24 : 0x1p-53;
     /* float16 and float32 bins estimate in float32: a scale past FLT_MAX (a range narrower than bins * 2.9e-39,

@@ -294,3 +294,5 @@ dr_cli_test(quantile_empty 2 "^dreduce: error: the quantile of an array with no 
             --device cpu --op quantile --q 0.5 -n 0 --iters 1)
 dr_cli_check(histogram_empty CODE 0 REGEX "^result: histogram of 0 elements in 10 bins over [[]0, 1[]]"
              OPTS --also "verification: passed" ARGS --device cpu --op histogram -n 0 --iters 1)
+dr_cli_test(histogram_too_many_bins 2 "^dreduce: error: 3000 bins over [[]0, 2047[]] are too many for the range in float16.*Too many bins for data range"
+            --device cpu --op histogram --type float16 --data iota -n 5000 --bins 3000 --iters 1)
