@@ -29,6 +29,13 @@ dr_mpi_test(allreduce --suite allreduce)
 # and integer/exact means exactly, float moments within 1e-9 of the model's exact ones.
 dr_mpi_test(stats --suite stats)
 
+# histogram, quantile, median (np.histogram and np.quantile, method linear, of NumPy 2) at 1..4 ranks across int8 (iota
+# wrapping), int16, int32, int64, uint64, float16, float32 and float64: given and automatic ranges, a constant, none,
+# NaN, uneven shards, fewer elements than ranks, flat and hier, emulated nodes, --allreduce, weak scaling; counts,
+# edges, quantiles' ranks, weights and values exactly, from the global array built by the script; bad --bins, --q of
+# nothing, --bins that differ across ranks (MPMD).
+dr_mpi_test(distrib --suite distrib)
+
 # Usage errors under mpiexec: options that differ across ranks (MPMD launch), bad options; exit 2, one message,
 # no hang.
 dr_mpi_test(errors --suite errors)

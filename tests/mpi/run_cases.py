@@ -9,8 +9,10 @@ Usage:
 A case is an mpiexec command line. For a run that must succeed, the expected result is derived from the case's own
 dreduce arguments (type, op, acc, data, n, scaling, ranks, --ranks-per-node, --combine, --allreduce) by the model
 below, which follows the documented data patterns (src/common/datagen.h) and combine rules
-(src/common/accum.h, dr_acc_select in src/common/types.c) but shares no code with the program. The JSON report must then
-show that result exactly, a passed verification, and consistent shards, nodes and combine levels. A run that must
+(src/common/accum.h, dr_acc_select in src/common/types.c) but shares no code with the program; for histogram, quantile
+and median (--bins, --range, --q), NumPy 2's np.histogram and np.quantile (method linear) of the global array, built
+here element by element. The JSON report must then show that result exactly, a passed verification, and consistent
+shards, nodes and combine levels (or, for a distribution, its counting passes' levels). A run that must
 fail has to exit non-zero (2 for usage errors) within the timeout, print its message exactly once (not once per
 rank) and no report.
 
@@ -19,10 +21,13 @@ Python 3 standard library only. Exit status 0 if every case passed, else 1.
 """
 
 import argparse
+import bisect
 import json
+import math
 import os
 import re
 import shlex
+import struct
 import sys
 import time
 
@@ -39,6 +44,7 @@ INT_BITS = dict(INT_TYPES, **SMALL_INT_TYPES)
 FLOAT_TYPES = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}  # significand bits incl. the implicit one
 ALL_TYPES = list(INT_BITS) + list(FLOAT_TYPES)
 NEW_OPS = ("stats", "argmin", "argmax")
+DIST_OPS = ("histogram", "quantile", "median")  # the distribution ops: their own model and check
 FLOAT_OPS = ["sum", "min", "max", "prod"]
 INT_OPS = FLOAT_OPS + ["band", "bor", "bxor"]
 ACC_BITS = {"float32": 24, "float64": 53}
@@ -66,10 +72,12 @@ def parse_count(s):
 def parse_dreduce_args(argv):
     """The options the expectation depends on, parsed from one rank's dreduce arguments."""
     o = {"n": 16 << 20, "type": "float32", "op": "sum", "acc": "wide", "data": "random", "scaling": "strong",
-         "combine": "hier", "allreduce": False, "ranks_per_node": 0, "device": None}
+         "combine": "hier", "allreduce": False, "ranks_per_node": 0, "device": None, "bins": 10, "range": None,
+         "q": None}
     short = {"-n": "count", "-t": "type"}
     takes = {"count", "type", "op", "acc", "data", "seed", "kernel", "block", "device", "threads", "iters", "warmup",
-             "verify", "misalign", "scaling", "combine", "staging", "ranks-per-node", "bind", "format", "output"}
+             "verify", "misalign", "scaling", "combine", "staging", "ranks-per-node", "bind", "format", "output",
+             "bins", "range", "q"}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -93,6 +101,12 @@ def parse_dreduce_args(argv):
             o["allreduce"] = True
         elif name == "ranks-per-node":
             o["ranks_per_node"] = int(value)
+        elif name == "bins":
+            o["bins"] = int(value)
+        elif name in ("range", "q"):  # decimal text to float64 as strtod does: correctly rounded
+            o[name] = [float(x) for x in value.split(",")]
+    if o["op"] == "median":
+        o["q"] = [0.5]
     return o
 
 
@@ -152,6 +166,8 @@ def const_value(t, text):
         if not lo <= v <= hi:
             raise CaseError("constant %s does not fit %s" % (text, t))
         return v
+    if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):  # every float type holds them as they are
+        return float(text)
     p, emin, emax = FLOAT_FORMAT[t]
     return round_float(Fraction(text), p, emin, emax)
 
@@ -310,6 +326,127 @@ def expected_result(o, nranks):
     if num ** n_total >= 1 << p_acc or den ** n_total >= 1 << 900:  # partial products exact and in range
         raise CaseError("float prod of this case is not exact in %s" % acc)
     return float(c ** n_total), acc, n_total
+
+
+# The distribution ops (histogram, quantile, median): NumPy 2's np.histogram and np.quantile (method linear) of the
+# global array, which the model builds element by element (n_total up to a few hundred thousand).
+
+HIST_BIN_TYPE = {"float16": "float16", "float32": "float32", "bfloat16": "float32", "float64": "float64"}
+KEY_BITS = dict({t: b for t, (b, _) in INT_BITS.items()}, float16=16, bfloat16=16, float32=32, float64=64)
+
+
+def to_float_type(x, ft):
+    """x (a float64) rounded to nearest-even in ft; one float32 or float16 operation is its float64 result rounded
+    so (53 >= 2p + 2 bits: the double rounding is exact for +, -, *, /)."""
+    if ft == "float64":
+        return float(x)
+    return struct.unpack("<f" if ft == "float32" else "<e", struct.pack("<f" if ft == "float32" else "<e", x))[0]
+
+
+def global_values(d):
+    if d.n > 1 << 20:
+        raise CaseError("distribution: n too large to go through the elements")
+    return list(d.values())
+
+
+def expected_histogram(o, d):
+    """np.histogram(a, bins, range) as NumPy 2 makes it: (first, last, edges, counts, below, above, nan). The bin
+    type is the data's float type (bfloat16: float32), float64 for integers; elements outside [first, last] (the
+    outer edges in the bin type) count as below/above, NaN apart."""
+    bins = o["bins"]
+    bt = HIST_BIN_TYPE.get(o["type"], "float64")
+    r = lambda x: to_float_type(x, bt)
+    vals = [float(v) for v in global_values(d)]  # integers: their float64 conversion, as NumPy's astype
+    if o["range"] is not None:  # Python floats: linspace computes in float64, then rounds the edges to the bin type
+        lo, hi = o["range"]
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        in_type = False
+    elif not vals:  # no element: 0..1 (Python ints; float64 again)
+        lo, hi, in_type = 0.0, 1.0, False
+    else:  # the array's own min and max, NumPy scalars of its type: float data then computes in the bin type
+        finite = [v for v in vals if v == v]
+        if len(finite) < len(vals) or any(math.isinf(v) for v in finite):
+            raise CaseError("histogram: the automatic range of data holding NaN or inf is an error in NumPy")
+        lo, hi = min(vals), max(vals)
+        in_type = not d.is_int
+        if lo == hi:
+            lo, hi = (r(lo - 0.5), r(hi + 0.5)) if in_type else (lo - 0.5, hi + 0.5)
+    # np.linspace(lo, hi, bins + 1): step = (hi - lo) / bins, edge i = i * step + lo, the last edge hi itself.
+    if in_type:
+        step = r(r(hi - lo) / bins)
+        edges = [r(r(i * step) + lo) for i in range(bins)] + [hi]
+    else:
+        step = (hi - lo) / bins
+        edges = [r(i * step + lo) for i in range(bins)] + [r(hi)]
+    first, last = r(lo), r(hi)
+    if not all(a < b for a, b in zip(edges, edges[1:])):
+        raise CaseError("histogram: edges not increasing (NumPy 2 raises 'Too many bins for data range')")
+    counts = [0] * bins
+    below = above = nan = 0
+    for v in vals:
+        x = r(v)  # tmp_a.astype(bin type)
+        if x != x:
+            nan += 1
+        elif x < first:
+            below += 1
+        elif x > last:
+            above += 1
+        else:  # NumPy's estimate, corrected against the edges: edges[i] <= x < edges[i + 1], the last bin closed
+            counts[min(bisect.bisect_right(edges, x) - 1, bins - 1)] += 1
+    return dict(first=first, last=last, edges=edges, counts=counts, below=below, above=above, nan=nan)
+
+
+def quantile_ranks(n, q):
+    """np.quantile's method linear for q of n elements: (lower rank, upper rank, gamma). At or past the last index,
+    NumPy takes index -1 for both, and its gamma is v - (-1)."""
+    v = float(n - 1) * q
+    if v >= n - 1:
+        return n - 1, n - 1, v + 1.0
+    f = math.floor(v)
+    return f, f + 1, v - f
+
+
+def numpy_lerp(a, b, t):
+    """NumPy's _lerp in float64: a + (b - a) t, or b - (b - a)(1 - t) where t >= 0.5."""
+    diff = b - a
+    return b - diff * (1.0 - t) if t >= 0.5 else a + diff * t
+
+
+def expected_quantiles(o, d):
+    """np.quantile(a, q) (method linear) in float64: per q (q, value, lower, upper, lower rank, upper rank, gamma);
+    NaN anywhere makes every value NaN (NaN sorts last, so the order statistics there may be NaN too)."""
+    vals = global_values(d)
+    n = len(vals)
+    if n == 0:
+        raise CaseError("quantile of no element: an error, not a result")
+    nan = sum(1 for v in vals if v != v)
+    s = sorted(v for v in vals if v == v) + [v for v in vals if v != v]
+    out = []
+    for q in o["q"]:
+        lo, up, gamma = quantile_ranks(n, q)
+        a, b = s[lo], s[up]
+        value = float("nan") if nan else numpy_lerp(float(a), float(b), gamma)
+        out.append(dict(q=q, value=value, lower=a, upper=b, lower_rank=lo, upper_rank=up, gamma=gamma))
+    return dict(count=n, nan=nan, quantiles=out)
+
+
+def expected_distrib(o, nranks):
+    """(the expected distribution as a dict, result type, accumulator type, n_total)."""
+    t = o["type"]
+    if t not in ALL_TYPES:
+        raise CaseError("unknown type %s" % t)
+    n_total = o["n"] * nranks if o["scaling"] == "weak" else o["n"]
+    d = Data(t, o["data"], n_total)
+    if o["op"] == "histogram":
+        want = expected_histogram(o, d)
+        want["count"] = n_total
+        want["passes"] = 1 if o["range"] is not None else 2  # the automatic range: a min/max pass first
+        return want, "histogram(uint64)", "uint64", n_total
+    want = expected_quantiles(o, d)
+    # A radix select: one pass per digit of the key (at most 11 bits a digit); NaN anywhere stops after the first.
+    want["passes"] = 1 if want["nan"] else (KEY_BITS[t] + 10) // 11
+    return want, "quantile(float64)", "float64", n_total
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -522,8 +659,57 @@ def suite_stats():
     return [Case("stats np%d %s" % (np, args.replace("--", "")), np, args) for np, args in rows]
 
 
+def suite_distrib():
+    """histogram, quantile, median at 1..4 ranks: int8 (iota wrapping at 256), int16, int32, int64, uint64, float16,
+    float32 and float64; strong and weak scaling (iota runs over the whole global array), flat and hier, emulated
+    nodes, --allreduce, uneven shards (100003), fewer elements than ranks, none (a histogram of nothing: 0..1, every
+    bin 0), one constant (a range of one value, widened), NaN (every quantile nan), given and automatic ranges (the
+    automatic range of float16 with NumPy 2's linspace in float16). The answers are NumPy 2's, computed here over the
+    global array: counts, below/above, edges and outer edges exactly; quantiles' ranks, weights, order statistics and
+    values to the bit. And the usage errors of the new options."""
+    rows = [
+        (1, "--op histogram --type int64 --data iota -n 1000 --bins 10"),  # auto range 0..999, edges 99.9 * i
+        (1, "--op quantile --q 0,0.25,0.5,1 --type uint64 --data iota -n 1000"),
+        (2, "--op histogram --type float64 --data iota -n 100003 --range 0,1024 --bins 8 --combine flat"),
+        (2, "--op quantile --q 0.1,0.5,0.9,0.999 --type int64 --data iota -n 50002 --scaling weak --combine flat"),
+        (2, "--op histogram --type float16 --data iota -n 5000 --bins 7"),  # wraps at 2048; edges in float16
+        (2, "--op quantile --q 0.5,0.9 --type float16 --data iota -n 5000 --allreduce"),
+        (3, "--op histogram --type int32 --data iota -n 100003 --bins 3"),
+        (3, "--op histogram --type uint64 --data iota -n 1000 --scaling weak --bins 1"),  # 0..2999, one bin
+        (3, "--op histogram --type int16 --data const:7 -n 1000 --bins 3"),  # 6.5..7.5: [0, 1000, 0]
+        (3, "--op median --type int32 --data iota -n 1001 --scaling weak"),  # 3003 elements: 1501
+        (3, "--op median --type int8 --data iota -n 1000 --combine flat"),  # -128..127 repeated: 2.5
+        (4, "--op histogram --type int8 --data iota -n 1000 --bins 8 --ranks-per-node 2"),
+        (4, "--op histogram --type float32 --data iota -n 100003 --range -0.5,1000.25 --bins 7 --allreduce"),
+        (4, "--op histogram --type float32 --data iota -n 0"),  # none: 10 bins over 0..1, all 0
+        (4, "--op quantile --q 0,0.3333,0.75,1 --type float32 --data iota -n 100003 --ranks-per-node 2"),
+        (4, "--op quantile --q 0,0.5,1 --type int64 --data iota -n 2 --combine flat"),  # fewer elements than ranks
+        (4, "--op median --type float32 --data const:nan -n 1000"),  # nan, and result.nan 1000
+    ]
+    cases = [Case("distrib np%d %s" % (np, args.replace("--", "")), np, args) for np, args in rows]
+    return cases + [
+        Case("distrib error quantile n=0 np2", 2, "--op quantile --q 0.5 -n 0",
+             expect_error=r"the quantile of an array with no element has no value", expect_rc=2),
+        Case("distrib error bins 0 np3", 3, "--op histogram --bins 0", expect_error=r"invalid --bins '0'",
+             expect_rc=2),
+        # NumPy 2's "Too many bins for data range": edges that do not increase in the bin type (float64 cannot
+        # widen 2^64 - 1 by 0.5; float16 has 2048 values in 0..2047), refused on every rank alike; the library
+        # prints it on each (as the weak overflow above), so only "at least once" here
+        Case("distrib error too many bins uint64 np2", 2,
+             "--op histogram --type uint64 --data const:18446744073709551615 -n 10 --bins 2",
+             expect_error=r"2 bins over .* are too many .*Too many bins for data range", once=False, expect_rc=2),
+        Case("distrib error too many bins float16 np3", 3, "--op histogram --type float16 --data iota -n 5000 --bins 3000",
+             expect_error=r"3000 bins over \[0, 2047\] are too many for the range in float16", once=False,
+             expect_rc=2),
+        Case.mpmd("distrib error mismatched --bins (MPMD)", [(1, "--op histogram --bins 4"),
+                                                             (1, "--op histogram --bins 5")],
+                  r"options differ across ranks: rank 0 has 'bins=4' but rank 1 has 'bins=5'", expect_rc=2),
+    ]
+
+
 SUITES = {
     "stats": suite_stats,
+    "distrib": suite_distrib,
     "scaling-np1": lambda: suite_scaling(1),
     "scaling-np2": lambda: suite_scaling(2),
     "scaling-np3": lambda: suite_scaling(3),
@@ -618,46 +804,24 @@ def check_stats(res, want, acc, need):
              % (res.get("var_sample"),))
 
 
-def check_report(case, o, nranks, doc, problems):
-    """Append a line to problems for everything in the JSON report that disagrees with the model."""
-    def need(cond, msg):
-        if not cond:
-            problems.append(msg)
-        return cond
-
-    want, acc, n_total = expected_result(o, nranks)
+def check_layout(o, nranks, n_total, acc, doc, need):
+    """The report's config, shards, hosts and node records against the case: [(node index, record, ranks on it)] in
+    node order, or None where the records cannot be matched up."""
     rpn = o["ranks_per_node"]
     nnodes = (nranks + rpn - 1) // rpn if rpn > 0 else 1
     node_of = [r // rpn if rpn > 0 else 0 for r in range(nranks)]
-    hier, allreduce = o["combine"] == "hier", o["allreduce"]
-
-    res = doc.get("result", {})
-    need(res.get("type") == acc, "result.type %r, expected %r" % (res.get("type"), acc))
-    if o["op"] in ("argmin", "argmax"):
-        value, index = want
-        vacc = "float64" if acc.startswith("float") else acc.split("+")[0]
-        need(res.get("index") == index, "result.index %r, expected %r" % (res.get("index"), index))
-        need(res.get("value") == "none" if value is None else same_value(str(res.get("value")), value, vacc),
-             "result.value %r, expected %r" % (res.get("value"), value))
-    elif o["op"] == "stats":
-        check_stats(res, want, acc, need)
-    else:
-        need(res.get("value") == "none" if want is None else same_value(str(res.get("value")), want, acc),
-             "result.value %r, expected %s (%s)" % (res.get("value"), "none" if want is None else repr(want), acc))
-    ver = doc.get("verification", {})
-    need(ver.get("enabled") is True and ver.get("pass") is True, "verification did not pass: %r" % (ver,))
-    need(ver.get("deterministic") is True, "repetitions were not deterministic")
 
     cfg = doc.get("config", {})
     for key, value in (("n", o["n"]), ("n_total", n_total), ("type", o["type"]), ("op", o["op"]),
                        ("acc_type", acc), ("scaling", o["scaling"]), ("combine", o["combine"]),
-                       ("allreduce", allreduce), ("ranks", nranks), ("nodes", nnodes), ("emulated_nodes", rpn > 0)):
+                       ("allreduce", o["allreduce"]), ("ranks", nranks), ("nodes", nnodes),
+                       ("emulated_nodes", rpn > 0)):
         need(cfg.get(key) == value, "config.%s = %r, expected %r" % (key, cfg.get(key), value))
 
     ranks = doc.get("ranks", [])
     if not need(isinstance(ranks, list) and len(ranks) == nranks, "%d rank records, expected %d"
                 % (len(ranks) if isinstance(ranks, list) else -1, nranks)):
-        return
+        return None
     need(sorted(r.get("rank") for r in ranks) == list(range(nranks)), "rank ids are not 0..%d" % (nranks - 1))
     counts = [r.get("count") for r in ranks]
     need(sum(counts) == n_total, "shard counts %r sum to %d, expected n_total %d" % (counts, sum(counts), n_total))
@@ -689,19 +853,55 @@ def check_report(case, o, nranks, doc, problems):
     nodes = doc.get("nodes", [])
     if not need(isinstance(nodes, list) and len(nodes) == nnodes, "%d node records, expected %d"
                 % (len(nodes) if isinstance(nodes, list) else -1, nnodes)):
-        return
-    # A level with one participant costs nothing (issue #16): no node level on a node of one rank, no global level
-    # on one node with hier, none at all at P=1; --allreduce on one node is the node level alone (no bcast).
+        return None
+    out = []
     for k, node in enumerate(sorted(nodes, key=lambda x: x.get("node", -1))):
         name = "%s/node%d" % (host, k) if rpn > 0 else host
         need(node.get("node") == k and node.get("name") == name,
              "node %r named %r, expected %d named %r" % (node.get("node"), node.get("name"), k, name))
-        size = node_of.count(k)
+        out.append((k, node, node_of.count(k)))
+    return out
+
+
+def check_report(case, o, nranks, doc, problems):
+    """Append a line to problems for everything in the JSON report that disagrees with the model."""
+    def need(cond, msg):
+        if not cond:
+            problems.append(msg)
+        return cond
+
+    want, acc, n_total = expected_result(o, nranks)
+    hier, allreduce = o["combine"] == "hier", o["allreduce"]
+
+    res = doc.get("result", {})
+    need(res.get("type") == acc, "result.type %r, expected %r" % (res.get("type"), acc))
+    if o["op"] in ("argmin", "argmax"):
+        value, index = want
+        vacc = "float64" if acc.startswith("float") else acc.split("+")[0]
+        need(res.get("index") == index, "result.index %r, expected %r" % (res.get("index"), index))
+        need(res.get("value") == "none" if value is None else same_value(str(res.get("value")), value, vacc),
+             "result.value %r, expected %r" % (res.get("value"), value))
+    elif o["op"] == "stats":
+        check_stats(res, want, acc, need)
+    else:
+        need(res.get("value") == "none" if want is None else same_value(str(res.get("value")), want, acc),
+             "result.value %r, expected %s (%s)" % (res.get("value"), "none" if want is None else repr(want), acc))
+    ver = doc.get("verification", {})
+    need(ver.get("enabled") is True and ver.get("pass") is True, "verification did not pass: %r" % (ver,))
+    need(ver.get("deterministic") is True, "repetitions were not deterministic")
+
+    nodes = check_layout(o, nranks, n_total, acc, doc, need)
+    if nodes is None:
+        return
+    nnodes = len(nodes)
+    # A level with one participant costs nothing (issue #16): no node level on a node of one rank, no global level
+    # on one node with hier, none at all at P=1; --allreduce on one node is the node level alone (no bcast).
+    for k, node, size in nodes:
         if hier:
             want_levels = {"local", "total"} | ({"node"} if size > 1 else set()) | (
                 {"global"} if nnodes > 1 else set()) | ({"bcast"} if allreduce and nnodes > 1 and size > 1 else set())
         else:
-            want_levels = {"local", "total"} | ({"global"} if len(node_of) > 1 else set())
+            want_levels = {"local", "total"} | ({"global"} if nranks > 1 else set())
         levels = {lv.get("level"): lv for lv in node.get("levels", [])}
         present = set(levels) & {"local", "node", "global", "bcast", "total"}
         need(present == want_levels, "node %d has levels %s, expected %s" % (k, sorted(present),
@@ -716,6 +916,83 @@ def check_report(case, o, nranks, doc, problems):
             need("launch" not in levels, "node %d: a launch level on the CPU backend" % k)
 
 
+def same_number(got, want, is_int):
+    """A JSON number or numeric text against the model's int or float, exactly (NaN matches NaN)."""
+    try:
+        if is_int:
+            return isinstance(got, (int, str)) and not isinstance(got, bool) and int(got) == want
+        g = float(got)
+    except (TypeError, ValueError):
+        return False
+    w = float(want)
+    return (g != g and w != w) or g == w
+
+
+def check_distrib_report(case, o, nranks, doc, problems):
+    """A histogram's or quantile's JSON report against the model: the result exactly (counts, edges, ranks,
+    weights, values to the bit), the options echoed, verification and determinism, the shards and nodes, and per
+    node the levels of the counting passes (generate, local 1, combine 1, ... local P, combine P, local, combine,
+    total: the reduction levels node/global/bcast have no place here)."""
+    def need(cond, msg):
+        if not cond:
+            problems.append(msg)
+        return cond
+
+    want, rtype, acc, n_total = expected_distrib(o, nranks)
+    res = doc.get("result", {})
+    need(res.get("type") == rtype, "result.type %r, expected %r" % (res.get("type"), rtype))
+    need(res.get("count") == n_total, "result.count %r, expected %d" % (res.get("count"), n_total))
+    if o["op"] == "histogram":
+        need(doc.get("bins") == o["bins"] and doc.get("q") is None, "bins %r, q %r: expected %d, null"
+             % (doc.get("bins"), doc.get("q"), o["bins"]))
+        need(doc.get("range") == o["range"], "range %r, expected %r" % (doc.get("range"), o["range"]))
+        need(res.get("bins") == o["bins"], "result.bins %r, expected %d" % (res.get("bins"), o["bins"]))
+        for key, w in (("lo", want["first"]), ("hi", want["last"])):
+            need(same_number(res.get(key), w, False), "result.%s %r, expected %r" % (key, res.get(key), w))
+        for key in ("below", "above", "nan"):
+            need(res.get(key) == want[key], "result.%s %r, expected %d" % (key, res.get(key), want[key]))
+        need(res.get("counts") == want["counts"], "result.counts %r, expected %r" % (res.get("counts"),
+                                                                                     want["counts"]))
+        edges = res.get("edges")
+        need(isinstance(edges, list) and len(edges) == len(want["edges"]) and
+             all(same_number(g, w, False) for g, w in zip(edges, want["edges"])),
+             "result.edges %r, expected %r" % (edges, want["edges"]))
+    else:
+        need(doc.get("bins") is None and doc.get("range") is None, "bins %r, range %r: expected null for a quantile"
+             % (doc.get("bins"), doc.get("range")))
+        need(doc.get("q") == o["q"], "q %r, expected %r" % (doc.get("q"), o["q"]))
+        need(res.get("nan") == want["nan"], "result.nan %r, expected %d" % (res.get("nan"), want["nan"]))
+        got = res.get("quantiles")
+        if need(isinstance(got, list) and len(got) == len(want["quantiles"]),
+                "result.quantiles %r: expected %d" % (got, len(want["quantiles"]))):
+            is_int = o["type"] in INT_BITS
+            for g, w in zip(got, want["quantiles"]):
+                for key, as_int in (("q", False), ("value", False), ("lower", is_int), ("upper", is_int),
+                                    ("lower_rank", True), ("upper_rank", True), ("gamma", False)):
+                    need(same_number(g.get(key), w[key], as_int) and (key != "value" or isinstance(g[key], str)),
+                         "quantile %r: %s %r, expected %r" % (w["q"], key, g.get(key), w[key]))
+            values = " ".join(q["value"] for q in got if isinstance(q.get("value"), str))
+            need(res.get("value") == values, "result.value %r, expected the values %r" % (res.get("value"), values))
+    need(res.get("passes") == want["passes"], "result.passes %r, expected %d" % (res.get("passes"), want["passes"]))
+    ver = doc.get("verification", {})
+    need(ver.get("enabled") is True and ver.get("pass") is True, "verification did not pass: %r" % (ver,))
+    need(ver.get("deterministic") is True, "repetitions were not deterministic")
+
+    nodes = check_layout(o, nranks, n_total, acc, doc, need)
+    if nodes is None:
+        return
+    passes = res.get("passes") if isinstance(res.get("passes"), int) else want["passes"]
+    want_levels = {"generate", "local", "combine", "total"} | {"%s %d" % (w, p) for w in ("local", "combine")
+                                                                for p in range(1, passes + 1)}
+    for k, node, size in nodes:
+        levels = {lv.get("level"): lv for lv in node.get("levels", [])}
+        need(set(levels) == want_levels, "node %d has levels %s, expected %s" % (k, sorted(levels),
+                                                                                 sorted(want_levels)))
+        for lname in set(levels) & want_levels:
+            need(levels[lname].get("ranks") == size, "node %d level %s over %r ranks, expected %d"
+                 % (k, lname, levels[lname].get("ranks"), size))
+
+
 def tail(text, lines=15):
     return "\n".join(text.rstrip("\n").split("\n")[-lines:])
 
@@ -728,7 +1005,8 @@ def run_case(case, mpiexec, dreduce, launcher_flags, timeout):
     if case.expect_error is None:
         try:
             o = parse_dreduce_args(case.contexts[0][1])
-            expected_result(o, case.nranks)  # a case the model cannot compute fails before running
+            # a case the model cannot compute fails before running
+            (expected_distrib if o["op"] in DIST_OPS else expected_result)(o, case.nranks)
         except CaseError as e:
             problems.append("bad case: %s" % e)
     rc, out, err, secs = (None, "", "", 0.0)
@@ -760,7 +1038,8 @@ def run_case(case, mpiexec, dreduce, launcher_flags, timeout):
                 doc = None
             if isinstance(doc, dict):
                 try:
-                    check_report(case, o, case.nranks, doc, problems)
+                    (check_distrib_report if o["op"] in DIST_OPS else check_report)(case, o, case.nranks, doc,
+                                                                                    problems)
                 except (KeyError, TypeError, AttributeError, ValueError) as e:
                     problems.append("malformed report: %s: %s" % (type(e).__name__, e))
     status = "FAIL" if problems else "PASS"
