@@ -368,13 +368,13 @@ const char *dreduce_dtype_name(dr_dtype_t dtype);
 const char *dreduce_op_name(dr_op_t op);
 const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
 
-/* ---- Distributions: histograms and quantiles (docs/distributions.md) ----
+/* ---- Distributions: histograms and quantiles (README.md, "Results you can trust": Distributions) ----
  *
  * Not reductions to one value: a histogram is a vector of counts, and a quantile is found by a distributed radix
  * select, which reads this rank's part once per digit of the element's key and combines the digit's histogram
- * across ranks (one MPI collective of a few kilobytes per pass, on device buffers on a CUDA-aware MPI), so every
- * rank picks the same bucket. Both are collective like dreduce_reduce (the same dtype, bins, range and q on every
- * rank: a difference is DR_ERR_USAGE on every rank, named by rank 0; a rank's bad argument joins the call, so no
+ * across ranks (one MPI collective per pass: 2^width uint64 counts per prefix still in play, 16 KiB for one q; on
+ * device buffers on a CUDA-aware MPI), so every rank picks the same bucket. Both are collective like
+ * dreduce_reduce (the same dtype, bins, range and q on every rank: a difference is DR_ERR_USAGE on every rank, named by rank 0; a rank's bad argument joins the call, so no
  * rank waits), and both answer as NumPy does on the whole array (the ranks' parts in rank order):
  *
  *  - dreduce_histogram is np.histogram(a, bins, range): NumPy's edges (np.linspace in NumPy's type for them: the

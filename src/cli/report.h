@@ -12,7 +12,7 @@
 #include "reference.h"
 
 /* 2: stats, argmin, argmax (their result fields; CSV columns index..max); 3: histogram, quantile, median (their
- * result fields, the levels local N / combine N and combine; CSV columns nan..passes) */
+ * result fields, the levels local N / combine N and combine; CSV columns nan..gamma) */
 #define DR_REPORT_SCHEMA_VERSION 3
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
