@@ -374,8 +374,8 @@ const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
  * select, which reads this rank's part once per digit of the element's key and combines the digit's histogram
  * across ranks (one MPI collective per pass: 2^width uint64 counts per prefix still in play, 16 KiB for one q; on
  * device buffers on a CUDA-aware MPI), so every rank picks the same bucket. Both are collective like
- * dreduce_reduce (the same dtype, bins, range and q on every rank: a difference is DR_ERR_USAGE on every rank, named by rank 0; a rank's bad argument joins the call, so no
- * rank waits), and both answer as NumPy does on the whole array (the ranks' parts in rank order):
+ * dreduce_reduce (the same dtype, bins, range and q on every rank: a difference is DR_ERR_USAGE on every rank,
+ * named by rank 0; a rank's bad argument joins the call, so no rank waits), and both answer as NumPy does on the whole array (the ranks' parts in rank order):
  *
  *  - dreduce_histogram is np.histogram(a, bins, range): NumPy's edges (np.linspace in NumPy's type for them: the
  *    data's float type, float64 for integers), each element in the bin NumPy puts it in (its index computed as NumPy
