@@ -99,8 +99,10 @@ typedef struct {
     int gpu;                   /* CUDA ordinal to use; -1 (default): the node-local rank's GPU (or the only GPU a
                                   launcher gave this task) */
     int share_gpus;            /* 1: allow more ranks than GPUs on a node (default 0: an error) */
-    dr_bind_choice_t bind;     /* DR_BINDOPT_NONE (default): leave the caller's CPU binding alone; AUTO: bind the
-                                  process's CPUs and memory next to its GPU through hwloc */
+    dr_bind_choice_t bind;     /* DR_BINDOPT_WORKERS (default): leave the caller's threads and binding alone, and
+                                  run the CPU backend's threads on the rank's share of the node (dr_bind_choice_t);
+                                  AUTO: bind the whole process's CPUs to its share and its memory next to its GPU;
+                                  NONE: leave every binding alone */
     dr_kernel_t kernel;        /* DR_KERNEL_MULTIPASS (default) or a teaching level */
     int block;                 /* threads per block, a power of two in 32..1024; 0 (default): by kernel and size */
     dr_acc_mode_t acc_mode;    /* float sums/products in float64 (WIDE, default) or the input type (NATIVE); float
@@ -112,7 +114,9 @@ typedef struct {
                                   DEVICE (device buffers, or fail), HOST or MAPPED force a path */
     int allreduce;             /* 1: every rank gets the result (default 0: rank 0 of the communicator) */
     int ranks_per_node;        /* > 0: treat groups of this many ranks of a host as nodes (testing); default 0 */
-    int cpu_threads;           /* CPU backend threads; 0 (default): one per core this process may run on */
+    int cpu_threads;           /* CPU backend threads; 0 (default): one per CPU of the rank's share (bind AUTO,
+                                  WORKERS), else one per CPU this process may run on, divided among the node's
+                                  ranks when each may run on all of them */
     double timeout;            /* > 0: a rank waiting longer than this many seconds in one collective of this
                                   context prints which level and ends the process (exit 3); default 0: never.
                                   Per context, armed only inside its calls */
@@ -302,13 +306,17 @@ typedef struct {
     int threads;                /* CPU backend threads (and the threads host-side work of the context uses) */
     /* The binding (cfg.bind; include/dreduce.h's dreduce_config_t.bind): */
     char pci_bus_id[32];        /* the GPU's, "dddd:bb:dd.f"; "" without a GPU */
-    int numa_node;              /* OS index of the GPU's NUMA node; -1 if unknown or the machine has one */
+    int numa_node;              /* OS index of the GPU's NUMA node (the CPU backend under bind AUTO: its share's);
+                                   -1 if unknown or the machine has one */
     char gpu_cpuset[DREDUCE_INFO_STR]; /* the CPUs near the GPU, as a list ("0-15,32-47"); "" if unknown */
     char affinity[DREDUCE_INFO_STR];   /* this process's CPU affinity after binding */
     int bound_cpu, bound_mem;   /* 1 where the context changed the CPU binding / the memory policy */
     int dry_run;                /* 1 where a foreign topology (DREDUCE_HWLOC_XML) was read: nothing was applied */
     int affinity_outside_gpu;   /* 1 if the affinity is not within the GPU's CPUs */
     char note[DREDUCE_INFO_STR]; /* why something degraded, "; "-separated; "" if all fine */
+    char share[DREDUCE_INFO_STR]; /* the rank's share of the node's CPUs (bind AUTO, WORKERS), as a list; "" if none
+                                     was computed */
+    int widened;                /* 1 where bind AUTO widened the launcher's narrower binding to the share */
 } dreduce_context_info_t;
 
 /* Fill *out with the context's layout, device and binding (local: no communication). DR_ERR_USAGE for NULL. */

@@ -156,10 +156,11 @@ class Context:
     communicator handle (int). acc: "wide" (default; float sums and products in float64), "native" (in the input
     type; float32 for 16-bit floats) or "exact" (float sums without rounding, rounded once to float64).
     allreduce: every rank gets the result (default: rank 0 only). The other keywords are dreduce_config_t's fields:
-    device ("auto", "gpu", "cpu"), gpu (CUDA ordinal; -1: the node-local rank's), share_gpus, bind ("none",
-    "auto"), kernel, block, combine ("hier", "flat"), staging ("auto", "device", "host", "mapped"),
-    ranks_per_node, cpu_threads, timeout (seconds; a rank waiting longer in a collective ends the job),
-    chunk_bytes. None keeps the library's default.
+    device ("auto", "gpu", "cpu"), gpu (CUDA ordinal; -1: the node-local rank's), share_gpus, bind ("workers":
+    the CPU backend's threads run on the rank's share of the node's cores, the caller's threads untouched; "auto":
+    the whole process is bound to that share; "none"), kernel, block, combine ("hier", "flat"), staging ("auto",
+    "device", "host", "mapped"), ranks_per_node, cpu_threads, timeout (seconds; a rank waiting longer in a collective
+    ends the job), chunk_bytes. None keeps the library's default.
 
     Use it as a context manager, or call close() (collective) when done."""
 

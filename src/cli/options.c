@@ -51,7 +51,9 @@ static const char usage_text[] =
     "  -b, --block B        threads per block: a power of two in 32..1024 (default: by size for multipass,\n"
     "                       256 to 1024; 256 for the teaching levels, as the tutorial)\n"
     "      --device D       auto (default: GPU if one is visible, else CPU) | gpu | cpu\n"
-    "      --threads T      CPU backend threads (default: one per core this process may use)\n"
+    "      --threads T      CPU backend threads (default: one per CPU of the rank's share of the node, see\n"
+    "                       --bind; with --bind none one per CPU it may use, divided among the node's ranks\n"
+    "                       when each may use them all)\n"
     "      --iters I        timed repetitions (default 10)\n"
     "      --warmup W       untimed repetitions first (default 2)\n"
     "      --verify on|off  check the result against a host reference (default on)\n"
@@ -65,7 +67,11 @@ static const char usage_text[] =
     "                       partial into mapped pinned host memory (no copy)\n"
     "      --allreduce      every rank receives the result (MPI_Allreduce semantics)\n"
     "      --ranks-per-node K  emulate nodes of K ranks each (to test the two-level combine on one host)\n"
-    "      --bind B         auto (default): bind each rank's CPUs and memory near its GPU | none\n"
+    "      --bind B         each rank's share of the node: the cores near its GPU (all cores on the CPU\n"
+    "                       backend) divided among the ranks wanting them. auto (default): bind the rank's\n"
+    "                       CPUs to its share (widening a launcher's narrower binding) and its memory near its\n"
+    "                       GPU | none: keep the launcher's binding | workers: keep it, and run the CPU\n"
+    "                       backend's threads on the share\n"
     "      --share-gpus     allow more ranks on a node than GPUs (ranks share GPUs round-robin)\n"
     "      --timeout S      seconds a rank may wait in one collective before it names the level and ends the\n"
     "                       job, and in MPI_Finalize before it exits (default 300; 0: wait forever)\n"
@@ -440,7 +446,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     static const char *const scalings[] = {"strong", "weak"};
     static const char *const combines[] = {"hier", "flat"};
     static const char *const stagings[] = {"auto", "device", "host", "mapped"};
-    static const char *const binds[] = {"auto", "none"};
+    static const char *const binds[] = {"auto", "none", "workers"}; /* in dr_bind_choice_t's order */
     static const char *const onoff[] = {"off", "on"};
     int choice = 0;
     switch (id) {
@@ -546,7 +552,7 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     case OPT_ALLREDUCE: o->allreduce = 1; return 0;
     case OPT_RANKS_PER_NODE: return parse_int("--ranks-per-node", v, 1, 1 << 20, &o->ranks_per_node, err, errlen);
     case OPT_BIND:
-        if (parse_choice(name, v, binds, 2, &choice, err, errlen)) return -1;
+        if (parse_choice(name, v, binds, 3, &choice, err, errlen)) return -1;
         o->bind = (dr_bind_choice_t)choice;
         return 0;
     case OPT_SHARE_GPUS: o->share_gpus = 1; return 0;

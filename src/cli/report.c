@@ -505,17 +505,18 @@ static void write_table(const dr_report_t *r, FILE *f)
 
 void dr_report_binding_table(const dr_report_t *r, FILE *f)
 {
-    fprintf(f, "%-5s %-20s %5s %4s %-22s %-13s %4s %-16s %-16s\n", "rank", "host", "local", "gpu", "device",
-            "pci bus id", "numa", "gpu cpuset", "affinity");
+    fprintf(f, "%-5s %-20s %5s %4s %-22s %-13s %4s %-16s %-16s %7s %-16s\n", "rank", "host", "local", "gpu", "device",
+            "pci bus id", "numa", "gpu cpuset", "share", "threads", "affinity");
     for (int i = 0; i < r->nranks; ++i) {
         const dr_rank_record_t *rec = &r->ranks[i];
         const dreduce_context_info_t *b = &rec->binding;
         char gpu[16] = "-", numa[16] = "-";
         if (rec->is_gpu) snprintf(gpu, sizeof gpu, "%d", b->gpu);
         if (b->numa_node >= 0) snprintf(numa, sizeof numa, "%d", b->numa_node);
-        fprintf(f, "%-5d %-20.20s %5d %4s %-22.22s %-13s %4s %-16s %-16s\n", rec->rank, rec->host, rec->local_rank,
-                gpu, rec->is_gpu ? rec->device_name : "cpu backend", b->pci_bus_id[0] ? b->pci_bus_id : "-", numa,
-                b->gpu_cpuset[0] ? b->gpu_cpuset : "-", b->affinity[0] ? b->affinity : "-");
+        fprintf(f, "%-5d %-20.20s %5d %4s %-22.22s %-13s %4s %-16s %-16s %7d %-16s\n", rec->rank, rec->host,
+                rec->local_rank, gpu, rec->is_gpu ? rec->device_name : "cpu backend",
+                b->pci_bus_id[0] ? b->pci_bus_id : "-", numa, b->gpu_cpuset[0] ? b->gpu_cpuset : "-",
+                b->share[0] ? b->share : "-", b->threads, b->affinity[0] ? b->affinity : "-");
     }
     for (int i = 0; i < r->nranks; ++i) {
         const dr_rank_record_t *rec = &r->ranks[i];
@@ -681,12 +682,14 @@ static void write_json(const dr_report_t *r, FILE *f)
         json_string(f, b->pci_bus_id);
         fprintf(f, ", \"numa_node\": %d, \"gpu_cpuset\": ", b->numa_node);
         json_string(f, b->gpu_cpuset);
-        fprintf(f, ", \"affinity\": ");
+        fprintf(f, ", \"share\": ");
+        json_string(f, b->share);
+        fprintf(f, ", \"threads\": %d, \"affinity\": ", b->threads);
         json_string(f, b->affinity);
-        fprintf(f, ", \"bound_cpu\": %s, \"bound_mem\": %s, \"shared_gpu\": %s, \"affinity_outside_gpu\": %s, "
-                   "\"binding_note\": ",
-                b->bound_cpu ? "true" : "false", b->bound_mem ? "true" : "false", rec->shared_gpu ? "true" : "false",
-                b->affinity_outside_gpu ? "true" : "false");
+        fprintf(f, ", \"bound_cpu\": %s, \"widened\": %s, \"bound_mem\": %s, \"shared_gpu\": %s, "
+                   "\"affinity_outside_gpu\": %s, \"binding_note\": ",
+                b->bound_cpu ? "true" : "false", b->widened ? "true" : "false", b->bound_mem ? "true" : "false",
+                rec->shared_gpu ? "true" : "false", b->affinity_outside_gpu ? "true" : "false");
         json_string(f, b->note);
         fprintf(f, ",\n     \"first\": %" PRIu64 ", \"count\": %" PRIu64 ", \"generate_ms\": ", rec->first,
                 rec->count);

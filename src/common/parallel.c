@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct {
@@ -47,6 +48,74 @@ int dr_parallel_run(int nthreads, void (*fn)(void *ctx, int i, int nthreads), vo
         if (started[i]) pthread_join(tids[i], NULL);
         else fn(ctx, i, nthreads); /* could not start: do its slice here */
     }
+    free(tids);
+    free(tasks);
+    free(started);
+    return rc;
+}
+
+void dr_parallel_cpus_clear(dr_parallel_cpus_t *s)
+{
+    memset(s, 0, sizeof *s);
+}
+
+int dr_parallel_cpus_add(dr_parallel_cpus_t *s, int cpu)
+{
+    if (cpu < 0 || cpu >= DR_PARALLEL_MAX_CPUS) return -1;
+    const unsigned long long bit = 1ull << (cpu % 64);
+    if (!(s->bits[cpu / 64] & bit)) s->ncpus++;
+    s->bits[cpu / 64] |= bit;
+    return 0;
+}
+
+/* cpus as a glibc CPU set of *size bytes (CPU_ALLOC: free with CPU_FREE), or NULL when it cannot be made. */
+static cpu_set_t *glibc_set(const dr_parallel_cpus_t *cpus, size_t *size)
+{
+    int top = -1;
+    for (int w = DR_PARALLEL_MAX_CPUS / 64 - 1; w >= 0 && top < 0; --w)
+        if (cpus->bits[w]) top = w * 64 + 63 - __builtin_clzll(cpus->bits[w]);
+    if (top < 0) return NULL;
+    cpu_set_t *set = CPU_ALLOC(top + 1);
+    if (!set) return NULL;
+    *size = CPU_ALLOC_SIZE(top + 1);
+    CPU_ZERO_S(*size, set);
+    for (int c = 0; c <= top; ++c)
+        if (cpus->bits[c / 64] >> (c % 64) & 1) CPU_SET_S(c, *size, set);
+    return set;
+}
+
+int dr_parallel_run_on(int nthreads, const dr_parallel_cpus_t *cpus, void (*fn)(void *ctx, int i, int nthreads),
+                       void *ctx)
+{
+    if (!cpus || cpus->ncpus == 0 || nthreads <= 1) return dr_parallel_run(nthreads, fn, ctx);
+    size_t size = 0;
+    cpu_set_t *set = glibc_set(cpus, &size);
+    pthread_attr_t attr;
+    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    task_t *tasks = calloc((size_t)nthreads, sizeof *tasks);
+    char *started = calloc((size_t)nthreads, 1);
+    const int have_attr = pthread_attr_init(&attr) == 0;
+    if (!set || !have_attr || !tids || !tasks || !started || pthread_attr_setaffinity_np(&attr, size, set) != 0) {
+        /* Cannot place the threads: run as if no set were given (complete, on the caller's binding). */
+        if (have_attr) pthread_attr_destroy(&attr);
+        if (set) CPU_FREE(set);
+        free(tids);
+        free(tasks);
+        free(started);
+        return dr_parallel_run(nthreads, fn, ctx);
+    }
+    int rc = 0;
+    for (int i = 0; i < nthreads; ++i) {
+        tasks[i] = (task_t){fn, ctx, i, nthreads};
+        started[i] = pthread_create(&tids[i], &attr, trampoline, &tasks[i]) == 0;
+        if (!started[i]) rc = -1;
+    }
+    for (int i = 0; i < nthreads; ++i) {
+        if (started[i]) pthread_join(tids[i], NULL);
+        else fn(ctx, i, nthreads); /* could not start: do its slice here */
+    }
+    pthread_attr_destroy(&attr);
+    CPU_FREE(set);
     free(tids);
     free(tasks);
     free(started);

@@ -34,8 +34,7 @@ static void set_msg(char *dst, size_t n, const char *fmt, ...)
 }
 
 /* Append one reason to b->note, "; "-separated; a note that does not fit is cut. */
-static void note_add(dr_binding_t *b, const char *fmt, ...) DR_PRINTF(2, 3);
-static void note_add(dr_binding_t *b, const char *fmt, ...)
+static void note_vadd(dr_binding_t *b, const char *fmt, va_list ap)
 {
     size_t used = strlen(b->note);
     if (used > 0) {
@@ -44,10 +43,26 @@ static void note_add(dr_binding_t *b, const char *fmt, ...)
         memcpy(b->note + used, "; ", 3);
         used += 2;
     }
-    va_list ap;
-    va_start(ap, fmt);
     if (vsnprintf(b->note + used, sizeof b->note - used, fmt, ap) < 0)
         b->note[used] = '\0';
+}
+
+static void note_add(dr_binding_t *b, const char *fmt, ...) DR_PRINTF(2, 3);
+static void note_add(dr_binding_t *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_vadd(b, fmt, ap);
+    va_end(ap);
+}
+
+void dr_binding_note_add(dr_binding_t *b, const char *fmt, ...)
+{
+    if (!b || !fmt)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    note_vadd(b, fmt, ap);
     va_end(ap);
 }
 
@@ -88,6 +103,11 @@ const char *dr_binding_env_xml(void)
 {
     const char *p = getenv("DREDUCE_HWLOC_XML");
     return (p && *p) ? p : NULL;
+}
+
+int dr_binding_env_task_cpus(void)
+{
+    return parse_rank(getenv("SLURM_CPUS_PER_TASK")) >= 1;
 }
 
 int dr_binding_choose_gpu(int local_rank, int local_size, int ngpus, int one_gpu_per_task, int allow_share, char *err,
@@ -267,24 +287,24 @@ static int locate_gpu(hwloc_topology_t topo, const char *pci_bus_id, dr_binding_
             b->pci_bus_id[i] = (char)((pci_bus_id[i] >= 'A' && pci_bus_id[i] <= 'Z') ? pci_bus_id[i] - 'A' + 'a'
                                                                                        : pci_bus_id[i]);
         b->pci_bus_id[i] = '\0';
-        note_add(b, "cannot parse PCI bus id '%s': CPU and memory binding left as is", b->pci_bus_id);
+        note_add(b, "cannot parse PCI bus id '%s': its locality is unknown, memory not bound", b->pci_bus_id);
         return 0;
     }
     if (dr_binding_busid_normalize(pci_bus_id, b->pci_bus_id, sizeof b->pci_bus_id) < 0)
         b->pci_bus_id[0] = '\0'; /* cannot happen: it parsed and fits */
     if (dom > DR_PCI_DOMAIN_MAX) {
-        note_add(b, "PCI domain of GPU %s is wider than this hwloc build supports: CPU and memory binding left as is",
-                 b->pci_bus_id);
+        note_add(b, "PCI domain of GPU %s is wider than this hwloc build supports: its locality is unknown, memory "
+                 "not bound", b->pci_bus_id);
         return 0;
     }
     hwloc_obj_t pci = hwloc_get_pcidev_by_busid(topo, (unsigned)dom, (unsigned)bus, (unsigned)dev, (unsigned)fn);
     if (!pci) {
-        note_add(b, "GPU %s not found in the topology: CPU and memory binding left as is", b->pci_bus_id);
+        note_add(b, "GPU %s not found in the topology: its locality is unknown, memory not bound", b->pci_bus_id);
         return 0;
     }
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, pci);
     if (!anc || !anc->cpuset || !anc->nodeset) {
-        note_add(b, "GPU %s has no CPU locality in the topology: CPU and memory binding left as is", b->pci_bus_id);
+        note_add(b, "GPU %s has no CPU locality in the topology: memory not bound", b->pci_bus_id);
         return 0;
     }
     if (hwloc_bitmap_and(gpu, anc->cpuset, hwloc_topology_get_allowed_cpuset(topo)) < 0 ||
@@ -293,8 +313,8 @@ static int locate_gpu(hwloc_topology_t topo, const char *pci_bus_id, dr_binding_
         return 0;
     }
     if (hwloc_bitmap_iszero(gpu))
-        note_add(b, "none of the CPUs near GPU %s are available to this process: CPU binding left as is",
-                 b->pci_bus_id);
+        note_add(b, "none of the CPUs near GPU %s are available to this process: its share is taken from those that "
+                 "are", b->pci_bus_id);
     else
         (void)dr_binding_format_set(b->gpu_cpuset, sizeof b->gpu_cpuset, gpu);
 
@@ -314,10 +334,209 @@ static int locate_gpu(hwloc_topology_t topo, const char *pci_bus_id, dr_binding_
     return 1;
 }
 
-int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus_id, dr_bind_mode_t mode,
-                     dr_binding_t *b)
+int dr_binding_want(hwloc_topology_t topo, const char *pci_bus_id, int task_allocation, hwloc_bitmap_t want)
 {
-    if (!topo || !b || (mode != DR_BIND_AUTO && mode != DR_BIND_NONE))
+    if (!want)
+        return -1;
+    hwloc_bitmap_zero(want);
+    if (!topo)
+        return -1;
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc(), gpu = hwloc_bitmap_alloc(), nodeset = hwloc_bitmap_alloc(),
+                   narrower = hwloc_bitmap_alloc();
+    int rc = -1;
+    if (!cur || !gpu || !nodeset || !narrower || hwloc_bitmap_copy(want, hwloc_topology_get_allowed_cpuset(topo)) < 0)
+        goto done;
+    /* The allocation bounds everything after it: a GPU's CPUs outside it are not this task's to take. */
+    if (task_allocation && hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 &&
+        hwloc_bitmap_and(narrower, cur, want) == 0 && !hwloc_bitmap_iszero(narrower) &&
+        hwloc_bitmap_copy(want, narrower) < 0)
+        goto done;
+    if (pci_bus_id && *pci_bus_id) {
+        dr_binding_t scratch; /* its notes are dr_binding_apply's to give */
+        dr_binding_init(&scratch);
+        if (locate_gpu(topo, pci_bus_id, &scratch, gpu, nodeset) && hwloc_bitmap_and(narrower, gpu, want) == 0 &&
+            !hwloc_bitmap_iszero(narrower) && hwloc_bitmap_copy(want, narrower) < 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    if (rc != 0)
+        hwloc_bitmap_zero(want);
+    hwloc_bitmap_free(cur);
+    hwloc_bitmap_free(gpu);
+    hwloc_bitmap_free(nodeset);
+    hwloc_bitmap_free(narrower);
+    return rc;
+}
+
+static int takes_part(hwloc_const_bitmap_t want)
+{
+    return want && !hwloc_bitmap_iszero(want);
+}
+
+/* Cores of topo meeting set, or -1 when some CPU of set lies in no core (a topology without cores). */
+static int cores_meeting(hwloc_topology_t topo, hwloc_const_bitmap_t set, hwloc_bitmap_t covered)
+{
+    int n = 0;
+    hwloc_bitmap_zero(covered);
+    for (hwloc_obj_t core = NULL; (core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core)) != NULL;) {
+        if (!core->cpuset || !hwloc_bitmap_intersects(core->cpuset, set))
+            continue;
+        n++;
+        if (hwloc_bitmap_or(covered, covered, core->cpuset) < 0)
+            return -1;
+    }
+    return hwloc_bitmap_isincluded(set, covered) ? n : -1;
+}
+
+/* Hardware threads (PUs) of topo in set. */
+static int pus_in(hwloc_topology_t topo, hwloc_const_bitmap_t set)
+{
+    int n = 0;
+    for (hwloc_obj_t pu = NULL; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu)) != NULL;)
+        n += hwloc_bitmap_isset(set, pu->os_index);
+    return n;
+}
+
+/* The k-th of m contiguous runs of n items: [*begin, *end), sizes differing by at most one. */
+static void run_of(int n, int k, int m, int *begin, int *end)
+{
+    const int q = n / m, r = n % m;
+    *begin = k * q + (k < r ? k : r);
+    *end = *begin + q + (k < r ? 1 : 0);
+}
+
+/* Rank k of m dividing pool: see dr_binding_share. */
+static int split_pool(hwloc_topology_t topo, hwloc_const_bitmap_t pool, int m, int k, hwloc_bitmap_t share,
+                      char *note, size_t notelen)
+{
+    hwloc_bitmap_t covered = hwloc_bitmap_alloc(), part = hwloc_bitmap_alloc();
+    int rc = -1;
+    if (!covered || !part)
+        goto done;
+    char where[DR_BINDING_STR];
+    (void)dr_binding_format_set(where, sizeof where, pool);
+    const int ncores = cores_meeting(topo, pool, covered), npus = pus_in(topo, pool);
+    int begin, end, i = 0;
+    if (ncores >= m) {
+        /* Consecutive cores in topology order: a share stays within one package or NUMA node where it can. */
+        run_of(ncores, k, m, &begin, &end);
+        for (hwloc_obj_t core = NULL; (core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core)) != NULL;) {
+            if (!core->cpuset || !hwloc_bitmap_intersects(core->cpuset, pool))
+                continue;
+            if (i >= begin && i < end &&
+                (hwloc_bitmap_and(part, core->cpuset, pool) < 0 || hwloc_bitmap_or(share, share, part) < 0))
+                goto done;
+            i++;
+        }
+    } else if (npus > 0) {
+        if (npus >= m) {
+            run_of(npus, k, m, &begin, &end);
+            if (ncores > 0)
+                set_msg(note, notelen, "%d ranks for the %d cores of %s: ranks share cores, split by hardware thread",
+                        m, ncores, where);
+        } else {
+            begin = k % npus;
+            end = begin + 1;
+            set_msg(note, notelen, "%d ranks for the %d CPU%s of %s: ranks share CPUs", m, npus, npus == 1 ? "" : "s",
+                    where);
+        }
+        for (hwloc_obj_t pu = NULL; (pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu)) != NULL;) {
+            if (!hwloc_bitmap_isset(pool, pu->os_index))
+                continue;
+            if (i >= begin && i < end && hwloc_bitmap_set(share, pu->os_index) < 0)
+                goto done;
+            i++;
+        }
+    }
+    rc = hwloc_bitmap_iszero(share) ? -1 : 0;
+done:
+    hwloc_bitmap_free(covered);
+    hwloc_bitmap_free(part);
+    return rc;
+}
+
+int dr_binding_share(hwloc_topology_t topo, hwloc_const_bitmap_t const *wants, int nranks, int me, hwloc_bitmap_t share,
+                     char *note, size_t notelen)
+{
+    set_msg(note, notelen, "%s", "");
+    if (!share)
+        return -1;
+    hwloc_bitmap_zero(share);
+    if (!topo || !wants || nranks < 1 || me < 0 || me >= nranks || !takes_part(wants[me]))
+        return -1;
+    hwloc_bitmap_t taken = hwloc_bitmap_alloc(), pool = hwloc_bitmap_alloc();
+    int rc = -1;
+    if (!taken || !pool)
+        goto done;
+    for (int first = 0; first < nranks; first++) {
+        if (!takes_part(wants[first]))
+            continue;
+        int earlier = 0; /* a group is met at its first rank only */
+        for (int j = 0; j < first && !earlier; j++)
+            earlier = takes_part(wants[j]) && hwloc_bitmap_isequal(wants[j], wants[first]);
+        if (earlier)
+            continue;
+        if (hwloc_bitmap_andnot(pool, wants[first], taken) < 0)
+            goto done;
+        const int crowded = hwloc_bitmap_iszero(pool);
+        if (crowded && hwloc_bitmap_copy(pool, wants[first]) < 0)
+            goto done;
+        if (!hwloc_bitmap_isequal(wants[first], wants[me])) {
+            if (hwloc_bitmap_or(taken, taken, pool) < 0)
+                goto done;
+            continue;
+        }
+        int m = 0, k = 0;
+        for (int j = first; j < nranks; j++) {
+            if (!takes_part(wants[j]) || !hwloc_bitmap_isequal(wants[j], wants[me]))
+                continue;
+            if (j == me)
+                k = m;
+            m++;
+        }
+        char split_note[DR_BINDING_STR] = "";
+        rc = split_pool(topo, pool, m, k, share, split_note, sizeof split_note);
+        if (crowded) {
+            char where[DR_BINDING_STR];
+            (void)dr_binding_format_set(where, sizeof where, pool);
+            set_msg(note, notelen, "the CPUs it wants (%s) are all in other ranks' shares (another GPU's, or "
+                    "another binding's): it shares them%s%s", where, split_note[0] ? "; " : "", split_note);
+        } else {
+            set_msg(note, notelen, "%s", split_note);
+        }
+        break;
+    }
+done:
+    if (rc != 0)
+        hwloc_bitmap_zero(share);
+    hwloc_bitmap_free(taken);
+    hwloc_bitmap_free(pool);
+    return rc;
+}
+
+/* Cores of topo meeting set (its PUs where the topology has no cores). */
+static int count_cores(hwloc_topology_t topo, hwloc_const_bitmap_t set)
+{
+    hwloc_bitmap_t covered = hwloc_bitmap_alloc();
+    int n = covered ? cores_meeting(topo, set, covered) : -1;
+    hwloc_bitmap_free(covered);
+    return n >= 0 ? n : pus_in(topo, set);
+}
+
+/* The CPU backend's memory: the NUMA node of its share, when the share lies within exactly one of several. */
+static int share_numa_node(hwloc_topology_t topo, hwloc_const_bitmap_t share, hwloc_bitmap_t nodeset)
+{
+    if (hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE) <= 1 || hwloc_cpuset_to_nodeset(topo, share, nodeset) < 0 ||
+        hwloc_bitmap_weight(nodeset) != 1)
+        return -1;
+    return hwloc_bitmap_first(nodeset);
+}
+
+int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus_id, dr_bind_mode_t mode,
+                     hwloc_const_bitmap_t share_in, dr_binding_t *b)
+{
+    if (!topo || !b || (mode != DR_BIND_AUTO && mode != DR_BIND_NONE && mode != DR_BIND_WORKERS))
         return -1;
     int gpu_index = b->gpu_index;
     dr_binding_init(b);
@@ -328,28 +547,51 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
         note_add(b, "topology is not flagged as this machine (XML without HWLOC_THISSYSTEM=1): nothing bound");
     }
 
-    hwloc_bitmap_t cur = hwloc_bitmap_alloc(), gpu = hwloc_bitmap_alloc(), nodeset = hwloc_bitmap_alloc();
-    if (!cur || !gpu || !nodeset) {
+    hwloc_bitmap_t cur = hwloc_bitmap_alloc(), gpu = hwloc_bitmap_alloc(), nodeset = hwloc_bitmap_alloc(),
+                   share = hwloc_bitmap_alloc();
+    if (!cur || !gpu || !nodeset || !share) {
         note_add(b, "out of memory: nothing bound");
         goto done;
     }
     int have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
     if (!have_cur)
         note_add(b, "cannot read the CPU binding: %s", strerror(errno));
+    char launcher[DR_BINDING_STR] = "";
+    const int launcher_cpus = have_cur ? hwloc_bitmap_weight(cur) : 0;
+    if (have_cur)
+        (void)dr_binding_format_set(launcher, sizeof launcher, cur);
 
     int found = pci_bus_id && *pci_bus_id && locate_gpu(topo, pci_bus_id, b, gpu, nodeset);
 
-    int inside = have_cur && hwloc_bitmap_isincluded(cur, gpu); /* the launcher's binding, if narrower, is kept */
-    if (found && mode == DR_BIND_AUTO && !hwloc_bitmap_iszero(gpu) && !inside) {
+    if (mode != DR_BIND_NONE) {
+        const int given = share_in && !hwloc_bitmap_iszero(share_in);
+        if (given ? hwloc_bitmap_copy(share, share_in) < 0
+                  : dr_binding_want(topo, pci_bus_id, dr_binding_env_task_cpus(), share) < 0)
+            hwloc_bitmap_zero(share);
+        if (!hwloc_bitmap_iszero(share))
+            (void)dr_binding_format_set(b->share, sizeof b->share, share);
+        else
+            note_add(b, "no share of the node's CPUs could be computed: %s",
+                     mode == DR_BIND_AUTO ? "CPU binding left as is" : "worker threads not placed");
+    }
+    if (mode == DR_BIND_AUTO && !hwloc_bitmap_iszero(share) && !(have_cur && hwloc_bitmap_isequal(cur, share))) {
         if (b->dry_run) {
             b->bound_cpu = 1;
-        } else if (hwloc_set_cpubind(topo, gpu, HWLOC_CPUBIND_PROCESS) == 0) {
+        } else if (hwloc_set_cpubind(topo, share, HWLOC_CPUBIND_PROCESS) == 0) {
             b->bound_cpu = 1;
         } else {
-            note_add(b, "binding CPUs to %s failed (%s): left as is", b->gpu_cpuset, strerror(errno));
+            note_add(b, "binding CPUs to its share %s failed (%s): left as is", b->share, strerror(errno));
+        }
+        if (b->bound_cpu && have_cur && hwloc_bitmap_weight(share) > launcher_cpus) {
+            b->widened = 1;
+            note_add(b, "launcher bound this rank to %d CPU%s (%s); widened to its share %s of the node's %d cores",
+                     launcher_cpus, launcher_cpus == 1 ? "" : "s", launcher, b->share,
+                     count_cores(topo, hwloc_topology_get_allowed_cpuset(topo)));
         }
     }
-    if (found && mode == DR_BIND_AUTO && b->numa_node >= 0) {
+    if (mode == DR_BIND_AUTO && !(pci_bus_id && *pci_bus_id) && !hwloc_bitmap_iszero(share))
+        b->numa_node = share_numa_node(topo, share, nodeset);
+    if (mode == DR_BIND_AUTO && b->numa_node >= 0) {
         if (b->dry_run) {
             b->bound_mem = 1;
         } else if (hwloc_set_membind(topo, nodeset, HWLOC_MEMBIND_BIND, HWLOC_MEMBIND_BYNODESET) == 0) {
@@ -364,7 +606,7 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
         if (!have_cur)
             note_add(b, "cannot read the CPU binding back: %s", strerror(errno));
     } else if (b->bound_cpu) {
-        have_cur = hwloc_bitmap_copy(cur, gpu) == 0;
+        have_cur = hwloc_bitmap_copy(cur, share) == 0;
     }
     if (have_cur) {
         (void)dr_binding_format_set(b->affinity, sizeof b->affinity, cur);
@@ -375,5 +617,6 @@ done:
     hwloc_bitmap_free(cur);
     hwloc_bitmap_free(gpu);
     hwloc_bitmap_free(nodeset);
+    hwloc_bitmap_free(share);
     return 0;
 }

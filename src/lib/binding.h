@@ -1,12 +1,21 @@
-/* Rank placement: which GPU a rank drives, and binding its CPUs and memory next to that GPU. Pure C + hwloc (no CUDA,
- * no MPI) so it runs in unit tests on machines without a GPU; the GPU backend passes the device's PCI bus id.
+/* Rank placement: which GPU a rank drives, its share of the node's CPUs, and binding its CPUs and memory there.
+ * Pure C + hwloc (no CUDA, no MPI) so it runs in unit tests on machines without a GPU; the GPU backend passes the
+ * device's PCI bus id, and the library gathers every local rank's wanted CPUs (dr_binding_want) itself.
  *
- * Binding policy of dr_binding_apply (mode AUTO):
- *   CPUs    the cpuset of the GPU's first non-I/O ancestor. A binding already inside that set (the launcher's, e.g.
- *           one core) is kept, never widened; otherwise the whole process (all its threads) is rebound.
- *   memory  the GPU's NUMA node, only when exactly one is known and the machine has more than one. hwloc's BIND
- *           without STRICT is a preference (MPOL_PREFERRED[_MANY]): allocations spill to other nodes when it is full.
- *           Memory policy is per thread on Linux: apply before creating threads; pages already touched stay put.
+ * The share: the node's CPUs divided among its ranks (dr_binding_share). Each rank wants the CPUs near its GPU (the
+ * cpuset of the GPU's first non-I/O ancestor), or every CPU the process may use for the CPU backend or a GPU of
+ * unknown locality; under a Slurm task allocation (SLURM_CPUS_PER_TASK) only within the rank's own binding, which is
+ * never exceeded. Ranks wanting the same CPUs split them into disjoint runs of whole cores.
+ *
+ * Binding policy of dr_binding_apply:
+ *   AUTO    CPUs: the whole process (all its threads) is bound to its share whenever its binding differs from it: a
+ *           launcher's narrower binding (mpirun binds each of 1-2 ranks to one core) is widened, a wider one narrowed.
+ *           Memory: the GPU's NUMA node, only when exactly one is known and the machine has more than one; for the
+ *           CPU backend the NUMA node of its share when the share lies within exactly one. hwloc's BIND without STRICT
+ *           is a preference (MPOL_PREFERRED[_MANY]): allocations spill to other nodes when it is full. Memory policy
+ *           is per thread on Linux: apply before creating threads; pages already touched stay put.
+ *   WORKERS the caller's threads are left alone; the share is recorded for the library's own worker threads.
+ *   NONE    nothing is bound and no share is recorded.
  *   Nothing fails: what could not be done is left as it was and explained in dr_binding_t.note. */
 #ifndef DREDUCE_BINDING_H
 #define DREDUCE_BINDING_H
@@ -21,14 +30,14 @@ extern "C" {
 
 #define DR_BINDING_STR 256
 
-typedef enum { DR_BIND_AUTO = 0, DR_BIND_NONE } dr_bind_mode_t;
+typedef enum { DR_BIND_AUTO = 0, DR_BIND_NONE, DR_BIND_WORKERS } dr_bind_mode_t;
 
 /* Outcome of binding one rank; plain data, fixed size (it is gathered with MPI as bytes). */
 typedef struct {
     int gpu_index;                   /* CUDA ordinal chosen, -1 for the CPU backend (set by the caller) */
     char pci_bus_id[32];             /* normalised "0000:1a:00.0" (dr_binding_busid_normalize), "" if none */
-    int numa_node;                   /* OS index of the GPU's NUMA node; -1 if unknown, ambiguous, or the machine has
-                                        a single NUMA node (no NUMA information) */
+    int numa_node;                   /* OS index of the GPU's NUMA node (the CPU backend: its share's, mode AUTO); -1
+                                        if unknown, ambiguous, or the machine has a single NUMA node */
     char gpu_cpuset[DR_BINDING_STR]; /* the GPU's locality (dr_binding_format_set: "0-15,32-47"), "" if unknown or if
                                         none of its CPUs are available to us (note says which) */
     char affinity[DR_BINDING_STR];   /* CPU affinity afterwards: read back from the process; in a dry run the
@@ -36,10 +45,12 @@ typedef struct {
     int bound_cpu;                   /* 1 if we changed the CPU binding (dry run: would have changed it) */
     int bound_mem;                   /* 1 if we set the memory policy to numa_node (dry run: would have set it) */
     int dry_run;                     /* 1 if nothing was applied: this_system was 0 or topo is not this machine (an
-                                        XML). affinity then is gpu_cpuset when bound_cpu, else the current binding as
+                                        XML). affinity then is share when bound_cpu, else the current binding as
                                         hwloc reports it for that topology (its whole machine for a foreign XML) */
     int affinity_outside_gpu;        /* 1 if the GPU was found and affinity is not a subset of its CPUs (warn) */
     char note[DR_BINDING_STR];       /* why something degraded, "; "-separated; "" if all fine */
+    char share[DR_BINDING_STR];      /* this rank's share of the node's CPUs (modes AUTO and WORKERS), "" if none */
+    int widened;                     /* 1 if the CPU binding was widened past the launcher's (to a larger share) */
 } dr_binding_t;
 
 /* Local rank from the launcher's environment (before MPI_Init): OMPI_COMM_WORLD_LOCAL_RANK, SLURM_LOCALID,
@@ -69,10 +80,39 @@ int dr_binding_topology_load(hwloc_topology_t *topo, const char *xml_path, char 
 /* Set every field of b to "nothing known": gpu_index and numa_node -1, strings "", flags 0. */
 void dr_binding_init(dr_binding_t *b);
 
-/* Locate GPU pci_bus_id (NULL/"": none) in topo; in mode AUTO with this_system (from hwloc_topology_is_thissystem)
- * bind as above. Fills b, keeping b->gpu_index. Returns 0 even degraded (b->note says why), -1 on bad arguments. */
+/* 1 when the launcher gave this task a CPU allocation of its own that a rank must stay within: Slurm's
+ * SLURM_CPUS_PER_TASK set to a number >= 1 (srun --cpus-per-task); else 0. */
+int dr_binding_env_task_cpus(void);
+
+/* The CPUs a rank wants before the node is divided, into want: the CPUs this process may use on topo
+ * (hwloc_topology_get_allowed_cpuset), narrowed to its current binding when task_allocation (dr_binding_env_task_cpus),
+ * then to the locality of GPU pci_bus_id (NULL/"": the CPU backend) where the GPU is found and that leaves any.
+ * Returns 0, or -1 (want empty) on bad arguments or no memory. */
+int dr_binding_want(hwloc_topology_t topo, const char *pci_bus_id, int task_allocation, hwloc_bitmap_t want);
+
+/* Local rank me's share of the node's CPUs, into share. wants[0..nranks) holds every local rank's dr_binding_want
+ * (NULL or empty: a rank that takes no part), the same array on every rank, so that every rank computes the same
+ * partition. Ranks wanting the same set form a group; groups, in the order of their first rank, take their set less
+ * the CPUs of earlier groups (all of it, sharing, when nothing is left: noted) and split the cores there into runs
+ * of consecutive cores in topology order, one per rank in rank order, sizes differing by at most one core; fewer
+ * cores than ranks split hardware threads instead, fewer of those than ranks share them round-robin (both noted).
+ * note gets how the division degraded, "" if it did not (may be NULL). Returns 0, or -1 (share empty) on bad
+ * arguments, no memory, or an empty wants[me]. */
+int dr_binding_share(hwloc_topology_t topo, hwloc_const_bitmap_t const *wants, int nranks, int me, hwloc_bitmap_t share,
+                     char *note, size_t notelen);
+
+/* Locate GPU pci_bus_id (NULL/"": none) in topo; with this_system (from hwloc_topology_is_thissystem) bind as mode
+ * says (above) to share (NULL or empty: this rank alone on the node, its whole dr_binding_want). Fills b, keeping
+ * b->gpu_index. Returns 0 even degraded (b->note says why), -1 on bad arguments. */
 int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus_id, dr_bind_mode_t mode,
-                     dr_binding_t *b);
+                     hwloc_const_bitmap_t share, dr_binding_t *b);
+
+/* Append one reason to b->note, "; "-separated (cut where it does not fit). */
+void dr_binding_note_add(dr_binding_t *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 
 #ifdef __cplusplus

@@ -134,9 +134,9 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
     return DR_OK;
 }
 
-dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc,
-                                 size_t slot_elems, uint64_t first, dr_chunk_source_fn src, void *state,
-                                 dr_partial_t *out, dr_chunk_stats_t *st)
+dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, const dr_parallel_cpus_t *cpus, dr_dtype_t dtype,
+                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, uint64_t first,
+                                 dr_chunk_source_fn src, void *state, dr_partial_t *out, dr_chunk_stats_t *st)
 {
     const size_t esize = dr_dtype_size(dtype);
     memset(st, 0, sizeof *st);
@@ -162,7 +162,8 @@ dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype,
         st->read_ms += r1 - r0;
         if (elems == 0) continue;
         uint64_t d = 0;
-        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ptr, elems, first + st->elems, nthreads, &c->cpu_chunk, &d));
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ptr, elems, first + st->elems, nthreads, cpus, &c->cpu_chunk,
+                                       &d));
         st->local_ms += now_ms() - r1;
         if (st->chunks == 0) *out = c->cpu_chunk;
         else dr_partial_combine(acc, op, out, &c->cpu_chunk);

@@ -10,6 +10,7 @@
 
 #include "dtype.h"
 #include "gpu_backend.h"
+#include "parallel.h"
 #include "status.h"
 
 #define DR_CHUNK_SLOTS 3
@@ -51,10 +52,11 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
                                  dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots, uint64_t first,
                                  dr_chunk_source_fn src, void *state, dr_chunk_stats_t *st);
 
-/* The same on the CPU backend (nthreads threads); the partial goes to *out. The source reads into one host slot. */
-dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc,
-                                 size_t slot_elems, uint64_t first, dr_chunk_source_fn src, void *state,
-                                 dr_partial_t *out, dr_chunk_stats_t *st);
+/* The same on the CPU backend (nthreads threads, placed on cpus: NULL for not placed); the partial goes to *out. The
+ * source reads into one host slot. */
+dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, const dr_parallel_cpus_t *cpus, dr_dtype_t dtype,
+                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, uint64_t first,
+                                 dr_chunk_source_fn src, void *state, dr_partial_t *out, dr_chunk_stats_t *st);
 
 void dr_chunks_free(dr_chunks_t *c);
 

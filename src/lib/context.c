@@ -29,7 +29,7 @@ void dreduce_config_init(dreduce_config_t *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->device = DR_DEVICE_AUTO;
     cfg->gpu = -1;
-    cfg->bind = DR_BINDOPT_NONE;
+    cfg->bind = DR_BINDOPT_WORKERS;
     cfg->kernel = DR_KERNEL_MULTIPASS;
     cfg->acc_mode = DR_ACC_WIDE;
     cfg->combine = DR_COMBINE_HIER;
@@ -65,7 +65,84 @@ static dr_status_t one_gpu_per_task(const dr_topology_t *t, int ngpus, const cha
     return rc == MPI_SUCCESS ? DR_OK : DR_ERR_RUNTIME;
 }
 
-/* Choose GPU or CPU, pick the GPU for this rank, bind CPUs and memory next to it. */
+/* This rank's GPU among the ngpus visible: cfg.gpu, the one the launcher gave the task, or by local rank. */
+static dr_status_t open_gpu(dreduce_context_t *ctx, int ngpus, int per_task)
+{
+    const dreduce_config_t *cfg = &ctx->cfg;
+    const dr_topology_t *t = &ctx->topo;
+    char err[256];
+    int gpu = cfg->gpu;
+    if (gpu >= ngpus) {
+        dr_error("%s %d requested but only %d GPUs are visible (0..%d)", DR_NAME("cfg.gpu", "--gpu"), gpu, ngpus,
+                 ngpus - 1);
+        return DR_ERR_USAGE;
+    }
+    if (gpu < 0)
+        gpu = dr_binding_choose_gpu(t->host_local_rank, t->host_local_size, ngpus, per_task, cfg->share_gpus, err,
+                                    sizeof err);
+    if (gpu < 0) {
+        if (t->host_local_rank == 0) dr_error("%s", err); /* every rank of the host sees it: say it once */
+        return DR_ERR_USAGE;
+    }
+    ctx->binding.gpu_index = gpu;
+    return dr_gpu_open(&ctx->gpu, gpu);
+}
+
+/* The gathered CPU sets are hwloc's hex masks ("0xffffffff,0x0000ffff"), 11 characters per 32 CPUs: 2048 bytes hold
+ * a machine of 5,900 CPUs. A set that does not fit is sent as "", and that rank takes no part in the division. */
+#define DR_WANT_STR 2048
+
+/* Every rank of the host learns what CPUs each local rank wants (dr_binding_want; "" from a rank without a topology,
+ * whose setup failed) in one MPI_Allgather over host_comm, and computes its own share of the node into share
+ * (dr_binding_share; empty when it has none). note: how the division degraded. */
+static dr_status_t divide_host(const dr_topology_t *t, hwloc_topology_t topo, const char *pci_bus_id,
+                               hwloc_bitmap_t share, char *note, size_t notelen)
+{
+    const int n = t->host_local_size;
+    char mine[DR_WANT_STR] = "";
+    hwloc_bitmap_t want = topo ? hwloc_bitmap_alloc() : NULL;
+    if (want && dr_binding_want(topo, pci_bus_id, dr_binding_env_task_cpus(), want) == 0) {
+        const int len = hwloc_bitmap_snprintf(mine, sizeof mine, want);
+        if (len < 0 || (size_t)len >= sizeof mine) mine[0] = '\0';
+    }
+    hwloc_bitmap_free(want);
+    char *all = calloc((size_t)n, DR_WANT_STR);
+    hwloc_bitmap_t *wants = calloc((size_t)n, sizeof *wants);
+    if (!all || !wants) {
+        free(all);
+        free(wants);
+        dr_error("dreduce_create: out of memory for the CPU sets of this host's %d ranks", n);
+        return DR_ERR_RUNTIME;
+    }
+    const int rc = MPI_Allgather(mine, DR_WANT_STR, MPI_CHAR, all, DR_WANT_STR, MPI_CHAR, t->host_comm);
+    dr_status_t s = DR_OK;
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "error %d", rc);
+        dr_error("dreduce_create: the ranks of this host could not exchange the CPUs they want (MPI_Allgather over "
+                 "the host's communicator: %s)", msg);
+        s = DR_ERR_RUNTIME;
+    }
+    for (int i = 0; s == DR_OK && i < n; ++i) {
+        char *set = all + (size_t)i * DR_WANT_STR;
+        set[DR_WANT_STR - 1] = '\0';
+        if (!(wants[i] = hwloc_bitmap_alloc())) {
+            dr_error("dreduce_create: out of memory for the CPU sets of this host's %d ranks", n);
+            s = DR_ERR_RUNTIME;
+        } else if (set[0] && hwloc_bitmap_sscanf(wants[i], set) != 0) {
+            hwloc_bitmap_zero(wants[i]); /* unreadable: that rank takes no part */
+        }
+    }
+    if (s == DR_OK && topo && mine[0])
+        (void)dr_binding_share(topo, (hwloc_const_bitmap_t const *)wants, n, t->host_local_rank, share, note, notelen);
+    for (int i = 0; i < n; ++i) hwloc_bitmap_free(wants[i]);
+    free(wants);
+    free(all);
+    return s;
+}
+
+/* Choose GPU or CPU, pick the GPU for this rank, give it its share of the node's CPUs, and bind as cfg.bind says. */
 static dr_status_t setup_device(dreduce_context_t *ctx)
 {
     const dreduce_config_t *cfg = &ctx->cfg;
@@ -73,49 +150,73 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
     dr_binding_t *b = &ctx->binding;
     const int ngpus = cfg->device == DR_DEVICE_CPU ? 0 : dr_gpu_count();
     dr_binding_init(b);
-    /* A missing GPU is this rank's alone: it still joins the host's gather below, then returns its error (every
-     * rank learns it in dreduce_create's agreement, instead of waiting in the gather for this one). */
-    dr_status_t missing = DR_OK;
+    /* A rank's own failure (no GPU, a bad cfg.gpu, its GPU not opening) is its alone: it still joins the host's
+     * gathers below, then returns its error (every rank learns it in dreduce_create's agreement, instead of waiting
+     * in a gather for this one). */
+    dr_status_t s = DR_OK;
     if (cfg->device == DR_DEVICE_GPU && ngpus == 0) {
         dr_error("%s: no GPU is visible to this process (check the driver and CUDA_VISIBLE_DEVICES); use %s",
                  DR_NAME("cfg.device DR_DEVICE_GPU", "--device gpu"),
                  DR_NAME("DR_DEVICE_CPU or DR_DEVICE_AUTO", "--device cpu or auto"));
-        missing = DR_ERR_USAGE;
+        s = DR_ERR_USAGE;
     }
-    ctx->is_gpu = missing == DR_OK && cfg->device != DR_DEVICE_CPU && ngpus > 0;
-    char err[256], busid0[32] = "";
+    ctx->is_gpu = s == DR_OK && cfg->device != DR_DEVICE_CPU && ngpus > 0;
+    char err[256] = "", busid0[32] = "";
     if (ctx->is_gpu && ngpus == 1 && cudaDeviceGetPCIBusId(busid0, sizeof busid0, 0) != cudaSuccess) busid0[0] = 0;
     int per_task = 0;
     DR_CHECK(one_gpu_per_task(t, ctx->is_gpu ? ngpus : 0, busid0, &per_task));
-    DR_CHECK(missing);
-    if (ctx->is_gpu) {
-        int gpu = cfg->gpu;
-        if (gpu >= ngpus) {
-            dr_error("%s %d requested but only %d GPUs are visible (0..%d)", DR_NAME("cfg.gpu", "--gpu"), gpu, ngpus,
-                     ngpus - 1);
-            return DR_ERR_USAGE;
-        }
-        if (gpu < 0)
-            gpu = dr_binding_choose_gpu(t->host_local_rank, t->host_local_size, ngpus, per_task, cfg->share_gpus, err,
-                                        sizeof err);
-        if (gpu < 0) {
-            if (t->host_local_rank == 0) dr_error("%s", err); /* every rank of the host sees it: say it once */
-            return DR_ERR_USAGE;
-        }
-        b->gpu_index = gpu;
-        DR_CHECK(dr_gpu_open(&ctx->gpu, gpu));
-    }
+    if (s == DR_OK && ctx->is_gpu) s = open_gpu(ctx, ngpus, per_task);
+
     hwloc_topology_t topo = NULL;
-    if (dr_binding_topology_load(&topo, dr_binding_env_xml(), err, sizeof err) != 0) {
-        snprintf(b->note, sizeof b->note, "no hwloc topology (%.200s): not bound", err);
-        return DR_OK;
+    if (s == DR_OK && dr_binding_topology_load(&topo, dr_binding_env_xml(), err, sizeof err) != 0) topo = NULL;
+    hwloc_bitmap_t share = hwloc_bitmap_alloc();
+    const char *busid = ctx->is_gpu ? ctx->gpu.pci_bus_id : NULL;
+    char share_note[DR_BINDING_STR] = "";
+    const dr_status_t divided = divide_host(t, share ? topo : NULL, busid, share, share_note, sizeof share_note);
+    if (s == DR_OK) s = divided;
+    if (s == DR_OK && !topo) snprintf(b->note, sizeof b->note, "no hwloc topology (%.200s): not bound", err);
+    if (s == DR_OK && topo) {
+        const dr_bind_mode_t mode = cfg->bind == DR_BINDOPT_AUTO   ? DR_BIND_AUTO
+                                    : cfg->bind == DR_BINDOPT_NONE ? DR_BIND_NONE
+                                                                   : DR_BIND_WORKERS;
+        /* A rank left out of the division (its set did not fit the gather) is alone: its share is all it wants. */
+        if (share && hwloc_bitmap_iszero(share))
+            (void)dr_binding_want(topo, busid, dr_binding_env_task_cpus(), share);
+        const int gpu_index = b->gpu_index;
+        dr_binding_apply(topo, hwloc_topology_is_thissystem(topo), busid, mode, share, b);
+        b->gpu_index = gpu_index;
+        if (share_note[0] && mode != DR_BIND_NONE) dr_binding_note_add(b, "%s", share_note);
+        /* The share is in effect where the process is now bound to it (AUTO) or the workers will be (WORKERS); a
+         * dry run's share is another machine's. */
+        if (share && !b->dry_run && b->share[0] && (mode == DR_BIND_WORKERS || strcmp(b->affinity, b->share) == 0))
+            ctx->share_cpus = hwloc_bitmap_weight(share);
+        if (mode == DR_BIND_WORKERS && ctx->share_cpus > 0) {
+            int cpu, placed = 1;
+            hwloc_bitmap_foreach_begin(cpu, share)
+            if (dr_parallel_cpus_add(&ctx->workers, cpu) != 0) placed = 0;
+            hwloc_bitmap_foreach_end();
+            if (!placed) {
+                dr_parallel_cpus_clear(&ctx->workers);
+                ctx->share_cpus = 0;
+                dr_binding_note_add(b, "its share has CPUs past %d: worker threads not placed", DR_PARALLEL_MAX_CPUS);
+            }
+        }
     }
-    const int gpu_index = b->gpu_index;
-    dr_binding_apply(topo, hwloc_topology_is_thissystem(topo), ctx->is_gpu ? ctx->gpu.pci_bus_id : NULL,
-                     cfg->bind == DR_BINDOPT_AUTO ? DR_BIND_AUTO : DR_BIND_NONE, b);
-    b->gpu_index = gpu_index;
-    hwloc_topology_destroy(topo);
-    return DR_OK;
+    if (topo) hwloc_topology_destroy(topo);
+    hwloc_bitmap_free(share);
+    return s;
+}
+
+/* The CPU backend's threads: cfg.cpu_threads when given; else one per CPU of the rank's share where it is in effect
+ * (cfg.bind AUTO bound the process there, WORKERS places the workers there); else one per CPU of the process's
+ * affinity, divided among the host's ranks when each sees every CPU (unbound ranks would oversubscribe them). */
+static int choose_threads(const dreduce_context_t *ctx)
+{
+    if (ctx->cfg.cpu_threads > 0) return ctx->cfg.cpu_threads;
+    if (ctx->share_cpus > 0) return ctx->share_cpus;
+    const int mine = dr_parallel_default_threads(), ranks = ctx->topo.host_local_size;
+    if (mine >= dr_parallel_online_cpus() && ranks > 1) return mine / ranks > 0 ? mine / ranks : 1;
+    return mine;
 }
 
 /* One line per bad field, naming it; DR_ERR_USAGE if any. */
@@ -128,7 +229,7 @@ static dr_status_t check_config(const dreduce_config_t *c)
         s = DR_ERR_USAGE;                                                                                      \
     }
     DR_BAD_ENUM(device, "--device", dr_device_choice_t, DR_DEVICE_CPU + 1)
-    DR_BAD_ENUM(bind, "--bind", dr_bind_choice_t, DR_BINDOPT_NONE + 1)
+    DR_BAD_ENUM(bind, "--bind", dr_bind_choice_t, DR_BINDOPT_WORKERS + 1)
     DR_BAD_ENUM(kernel, "--kernel", dr_kernel_t, DR_KERNEL_COUNT)
     DR_BAD_ENUM(acc_mode, "--acc", dr_acc_mode_t, DR_ACC_MODE_COUNT)
     DR_BAD_ENUM(combine, "--combine", dr_combine_mode_t, DR_COMBINE_FLAT + 1)
@@ -324,11 +425,8 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
     for (int i = 0; i < 2; ++i) ctx->path_us[i] = NAN;
     if (dr_watchdog_create(&ctx->wd, cfg->timeout) != DR_OK)
         dr_warn("could not start the timeout watchdog: collectives unwatched");
-    ctx->threads = cfg->cpu_threads > 0 ? cfg->cpu_threads : dr_parallel_default_threads();
-    /* Unbound ranks each see every core: share them among this host's ranks rather than oversubscribe. */
-    if (cfg->cpu_threads <= 0 && ctx->threads >= dr_parallel_online_cpus() && ctx->topo.host_local_size > 1)
-        ctx->threads = ctx->threads / ctx->topo.host_local_size > 0 ? ctx->threads / ctx->topo.host_local_size : 1;
     s = setup_device(ctx);
+    ctx->threads = choose_threads(ctx); /* after the binding, which sets the share the threads run on */
     if (s == DR_OK && !ctx->is_gpu && cfg->staging != DR_STAGING_AUTO && ctx->topo.rank == 0)
         dr_warn("no GPU: the CPU backend's partials are host memory, the staging choice has no effect");
     if ((s = dr_context_agree(ctx, s, "setup (every rank reporting its device)")) == DR_OK)
@@ -680,8 +778,8 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
         const double l0 = dr_now_ms();
         uint64_t depth = 0;
-        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, buf, (size_t)count, first, ctx->threads, &ctx->partial,
-                                       &depth));
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, buf, (size_t)count, first, ctx->threads, &ctx->workers,
+                                       &ctx->partial, &depth));
         memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
         tm->local_ms = tm->pass_ms[0] = dr_now_ms() - l0;
         tm->passes = 1;
@@ -942,8 +1040,8 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
         s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, fi.dtype, op, acc, slot,
                                  1, fi.first, file_next, &stream, &st);
     else if (s == DR_OK) {
-        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, fi.dtype, op, acc, slot, fi.first, file_next, &stream,
-                                 &ctx->partial, &st);
+        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, &ctx->workers, fi.dtype, op, acc, slot, fi.first,
+                                 file_next, &stream, &ctx->partial, &st);
         if (s == DR_OK) memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
     }
     dr_input_close(&in);

@@ -10,6 +10,7 @@
 #include "dreduce.h"
 #include "gpu_backend.h"
 #include "input.h"
+#include "parallel.h"
 #include "topology.h"
 #include "watchdog.h"
 
@@ -20,6 +21,9 @@ struct dreduce_context {
     int is_gpu;
     dr_gpu_t gpu;
     int threads;          /* CPU backend threads */
+    int share_cpus;       /* CPUs of the rank's share of the node where it is in effect (binding.share), else 0 */
+    dr_parallel_cpus_t workers; /* cfg.bind WORKERS: the rank's share, where the CPU backend's threads run while the
+                                   caller's thread waits; empty (not placed) otherwise */
     dr_watchdog_t *wd;    /* this context's watchdog (cfg.timeout), armed only inside its calls */
     dr_path_t path;       /* GPU: how partials reach MPI, chosen once at create (staging auto measures) */
     char path_text[192];

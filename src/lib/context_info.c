@@ -46,6 +46,8 @@ dr_status_t dreduce_context_info(const dreduce_context_t *ctx, dreduce_context_i
     out->dry_run = b->dry_run;
     out->affinity_outside_gpu = b->affinity_outside_gpu;
     DR_COPY(out->note, b->note);
+    DR_COPY(out->share, b->share);
+    out->widened = b->widened;
     return DR_OK;
 }
 

@@ -472,6 +472,12 @@ static void reduce_worker(void *ctx, int i, int k)
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
                   int nthreads, dr_partial_t *out, uint64_t *depth)
 {
+    return dr_cpu_reduce_on(dtype, op, acc, in, n, first, nthreads, NULL, out, depth);
+}
+
+int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
+                     int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out, uint64_t *depth)
+{
     enum { kMaxThreads = 1024 };
     slice_fn fn = find_slice(dtype, op, acc);
     if (!fn) return -1;
@@ -483,7 +489,7 @@ int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *i
     dr_partial_t one, *partials = nthreads == 1 ? &one : malloc((size_t)nthreads * sizeof *partials);
     if (!partials) return -2;
     reduce_job_t job = {fn, in, n, first, partials};
-    dr_parallel_run(nthreads, reduce_worker, &job);
+    dr_parallel_run_on(nthreads, cpus, reduce_worker, &job);
     dr_partial_identity(acc, op, out);
     for (int i = 0; i < nthreads; ++i) dr_partial_combine(acc, op, out, &partials[i]);
     if (partials != &one) free(partials);
@@ -504,9 +510,10 @@ int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *i
 }
 
 dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
-                                  uint64_t first, int nthreads, dr_partial_t *out, uint64_t *depth)
+                                  uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out,
+                                  uint64_t *depth)
 {
-    const int rc = dr_cpu_reduce(dtype, op, acc, in, n, first, nthreads, out, depth);
+    const int rc = dr_cpu_reduce_on(dtype, op, acc, in, n, first, nthreads, cpus, out, depth);
     if (rc == -1)
         dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype), dr_op_name(op),
                  dr_acc_kind_name(acc));

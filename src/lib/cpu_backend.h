@@ -8,6 +8,7 @@
 
 #include "datagen.h"
 #include "dtype.h"
+#include "parallel.h"
 #include "status.h"
 
 
@@ -22,8 +23,13 @@
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
                   int nthreads, dr_partial_t *out, uint64_t *depth);
 
-/* dr_cpu_reduce, saying why in one line when it fails (DR_ERR_RUNTIME). */
+/* dr_cpu_reduce with its threads placed on cpus (dr_parallel_run_on; NULL: not placed). */
+int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
+                     int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out, uint64_t *depth);
+
+/* dr_cpu_reduce_on, saying why in one line when it fails (DR_ERR_RUNTIME). */
 dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
-                                  uint64_t first, int nthreads, dr_partial_t *out, uint64_t *depth);
+                                  uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out,
+                                  uint64_t *depth);
 
 #endif

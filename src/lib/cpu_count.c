@@ -107,8 +107,8 @@ static void count_worker(void *arg, int i, int k)
     else count_digits(j->p, j->in, (size_t)b, (size_t)e, c);
 }
 
-dr_status_t dr_cpu_count(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
-                         uint64_t *counts)
+dr_status_t dr_cpu_count_on(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
+                            const dr_parallel_cpus_t *cpus, uint64_t *counts)
 {
     const size_t words = (size_t)dr_count_words(p);
     if (n == 0) return DR_OK;
@@ -124,7 +124,7 @@ dr_status_t dr_cpu_count(const dr_count_pass_t *p, const void *edges, const void
         return DR_ERR_RUNTIME;
     }
     count_job_t j = {p, edges, in, n, words, priv};
-    dr_parallel_run(nthreads, count_worker, &j);
+    dr_parallel_run_on(nthreads, cpus, count_worker, &j);
     for (int t = 0; t < nthreads; ++t)
         for (size_t w = 0; w < words; ++w) counts[w] += priv[(size_t)t * words + w];
     free(priv);

@@ -7,12 +7,14 @@
 #include <stdint.h>
 
 #include "distrib.h"
+#include "parallel.h"
 #include "status.h"
 
-/* Add the counts of in[0..n) to counts (dr_count_words(p) of them) on up to nthreads threads. edges: the bins + 1
- * edges of a histogram, float for the float16 and float32 bin types, double for float64 (NULL for a digit pass).
- * DR_ERR_RUNTIME (printed) when there is no memory for the threads' counts. */
-dr_status_t dr_cpu_count(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
-                         uint64_t *counts);
+/* Add the counts of in[0..n) to counts (dr_count_words(p) of them) on up to nthreads threads, placed on cpus (a
+ * context's share, dr_parallel_run_on; NULL: not placed). edges: the bins + 1 edges of a histogram, float for the
+ * float16 and float32 bin types, double for float64 (NULL for a digit pass). DR_ERR_RUNTIME (printed) when there is
+ * no memory for the threads' counts. */
+dr_status_t dr_cpu_count_on(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
+                            const dr_parallel_cpus_t *cpus, uint64_t *counts);
 
 #endif

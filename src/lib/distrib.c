@@ -471,7 +471,8 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
     }
     uint64_t *c = b->counts[0];
     memset(c, 0, words * sizeof *c);
-    if (!src->in) return dr_cpu_count(pass, host_edges, src->buf, (size_t)src->count, ctx->threads, c);
+    if (!src->in)
+        return dr_cpu_count_on(pass, host_edges, src->buf, (size_t)src->count, ctx->threads, &ctx->workers, c);
     const size_t slot_elems = ctx->cfg.chunk_bytes / esize ? ctx->cfg.chunk_bytes / esize : 1;
     if (b->cpu_slot_bytes < slot_elems * esize) {
         free(b->cpu_slot);
@@ -487,7 +488,7 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
     for (int done = 0; !done;) {
         uint64_t got = 0;
         DR_CHECK(dr_input_stream_next(&s, b->cpu_slot, &got, &done));
-        if (got) DR_CHECK(dr_cpu_count(pass, host_edges, b->cpu_slot, (size_t)got, ctx->threads, c));
+        if (got) DR_CHECK(dr_cpu_count_on(pass, host_edges, b->cpu_slot, (size_t)got, ctx->threads, &ctx->workers, c));
     }
     return DR_OK;
 }

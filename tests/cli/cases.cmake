@@ -147,7 +147,7 @@ dr_cli_test(ranks_per_node_zero 2 "^dreduce: error: invalid --ranks-per-node '0'
             --ranks-per-node 0)
 dr_cli_test(ranks_per_node_overflow 2 "^dreduce: error: invalid --ranks-per-node '99999999999'" --ranks-per-node 99999999999)
 dr_cli_test(timeout_too_large 2 "^dreduce: error: invalid --timeout '1e7': expected seconds in 0[.][.]1000000" --timeout 1e7)
-dr_cli_test(bad_bind 2 "^dreduce: error: invalid --bind 'far': allowed: auto, none" --bind far)
+dr_cli_test(bad_bind 2 "^dreduce: error: invalid --bind 'far': allowed: auto, none, workers" --bind far)
 dr_cli_test(bad_type_case 2 "^dreduce: error: invalid --type 'INT32': allowed: int32, int64" --type INT32)
 dr_cli_test(bad_type_empty 2 "^dreduce: error: invalid --type '': allowed: int32" --type=)
 dr_cli_test(bad_block_negative 2 "^dreduce: error: invalid --block '-32': allowed: 32, 64, 128, 256, 512, 1024" --block -32)

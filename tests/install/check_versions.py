@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """One version: project(dreduce VERSION X.Y.Z) in CMakeLists.txt is the only place the number is written, and every
 place that shows it must say the same: the generated dreduce/version.h, libdreduce's dreduce_version(), the
-program's --version and its JSON report, pkg-config's dreduce.pc, the CMake package's version file, and the Python
-package (its setup.py's metadata version and dreduce.__version__).
+program's --version and its JSON report, pkg-config's dreduce.pc, the CMake package's version file, the Python
+package (its setup.py's metadata version and dreduce.__version__), and the MAJOR.MINOR that examples/ asks
+find_package for.
 
 usage: check_versions.py SOURCE_DIR BUILD_DIR DREDUCE_PROGRAM LIBDREDUCE_SO [PYTHON]
 Exit 0 when all agree, 1 naming each one that differs."""
@@ -34,6 +35,14 @@ def main():
               for k in ("MAJOR", "MINOR", "PATCH", "STRING")}
     seen["dreduce/version.h MAJOR.MINOR.PATCH"] = "%s.%s.%s" % (macros["MAJOR"], macros["MINOR"], macros["PATCH"])
     seen["dreduce/version.h DREDUCE_VERSION_STRING"] = macros["STRING"].strip('"')
+
+    # The example's find_package(dreduce X.Y): the package's version file accepts the same MAJOR.MINOR only
+    # (SameMinorVersion), so the example asks for this one, written as X.Y.
+    with open(os.path.join(src, "examples", "CMakeLists.txt")) as f:
+        m = re.search(r"find_package\(dreduce\s+([0-9]+\.[0-9]+)\b", f.read())
+    major_minor = ".".join(want.split(".")[:2])
+    seen["examples/CMakeLists.txt find_package MAJOR.MINOR"] = (want if m and m.group(1) == major_minor
+                                                                 else m.group(1) if m else "(none)")
 
     lib = ctypes.CDLL(library)
     lib.dreduce_version.restype = ctypes.c_char_p

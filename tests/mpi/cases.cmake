@@ -40,6 +40,15 @@ dr_mpi_test(distrib --suite distrib)
 # no hang.
 dr_mpi_test(errors --suite errors)
 
+# Each rank's share of this machine's CPUs (tests/mpi/shares.py) at 1, 2 and 4 ranks, the launcher binding each to one
+# core: --bind auto gives disjoint shares covering the machine (more ranks than CPUs: one each, shared and said), the
+# rank bound to its share, widened past the launcher's core (and said so), one thread per CPU of it; --bind none keeps
+# the launcher's mask exactly, workers keeps it too with the share's threads; a Slurm task allocation
+# (SLURM_CPUS_PER_TASK) is never exceeded; unbound ranks divide the machine. Exit 77 under an unknown launcher.
+add_test(NAME mpi_shares COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/mpi/shares.py --mpiexec ${DR_MPIEXEC}
+                                 --dreduce $<TARGET_FILE:dreduce> --np 1,2,4)
+set_tests_properties(mpi_shares PROPERTIES LABELS mpi TIMEOUT 600 SKIP_RETURN_CODE 77 ENVIRONMENT "${DR_TEST_ENV}")
+
 # Faults: a rank crashes, is killed, hangs (the others' --timeout watchdog names the level), corrupts its partial
 # (verification names the rank and the level), or cannot allocate (the error names rank, host and bytes).
 # dreduce-faults: the program and library with fault injection compiled in (src/common/fault.h; the installed ones

@@ -32,12 +32,12 @@ def launcher_flags(mpiexec):
 
 
 
-def run_command(cmd, timeout):
+def run_command(cmd, timeout, env=None):
     """(rc or None on timeout, stdout, stderr, seconds). The whole process group is killed on timeout, and what it
-    printed until then is kept."""
+    printed until then is kept. env: the environment (default: this process's)."""
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                         stdin=subprocess.DEVNULL)
+                         stdin=subprocess.DEVNULL, env=env)
     try:
         out, err = p.communicate(timeout=timeout)
         rc = p.returncode

@@ -316,6 +316,7 @@ static void test_every_option(void)
         {"--staging", "host", offsetof(dr_options_t, staging), DR_STAGING_HOST},
         {"--bind", "auto", offsetof(dr_options_t, bind), DR_BINDOPT_AUTO},
         {"--bind", "none", offsetof(dr_options_t, bind), DR_BINDOPT_NONE},
+        {"--bind", "workers", offsetof(dr_options_t, bind), DR_BINDOPT_WORKERS},
         {"--verify", "on", offsetof(dr_options_t, verify), 1},
         {"--verify", "off", offsetof(dr_options_t, verify), 0},
     };
@@ -507,7 +508,7 @@ static void test_errors(void)
     ERR(L("--scaling", "medium"), L("'medium'", "strong", "weak"));
     ERR(L("--combine", "tree"), L("'tree'", "hier", "flat"));
     ERR(L("--staging", "gpu"), L("'gpu'", "auto", "device", "host"));
-    ERR(L("--bind", "close"), L("'close'", "auto", "none"));
+    ERR(L("--bind", "close"), L("'close'", "auto", "none", "workers"));
     ERR(L("--verify", "maybe"), L("'maybe'", "on", "off"));
     ERR(L("--type", ""), L("''", "int32"));
     /* Blocks: powers of two in 32..1024 only. */
