@@ -19,8 +19,9 @@ size (torch.rand). Every row's answer is checked against a float64 sum (relative
 accumulation in torch/CuPy is the loosest).
 
 --overhead measures only the Python layer's cost per call, on the CPU backend of any machine, in one process.
+--host measures host (NumPy) arrays instead: a CPU and a GPU context against np.sum, in this process (host()).
 
-usage: python3 bench/python_bench.py [--overhead] [--np 1,2] [--sizes 10-30 | 10,20,2^30,1Mi] [--gpu 0] [--json FILE]
+usage: python3 bench/python_bench.py [--overhead | --host] [--np 1,2] [--sizes 10-30 | 10,20,2^30,1Mi] [--gpu 0] [--json FILE]
                                      [--rows dreduce,torch,cupy,nccl] [--budget 0.3] [--warmup 5]
                                      [--min-reps 10] [--max-reps 2000] [--mpiexec mpiexec]
 With no arguments: P = 1 and 2, every even power from 2^10 to 2^30. It launches itself under mpiexec once per P
@@ -250,6 +251,77 @@ def overhead(a):
     return 0
 
 
+# ---- --host: host arrays (NumPy) on the CPU backend and on a GPU context, against NumPy, in this one process
+def host(a):
+    """A NumPy user's host array: ctx.reduce(a) (sum, float64 accumulation) and ctx.reduce(a, "stats") on a CPU
+    context (its worker threads on this rank's share of the node: cfg.bind's library default) and, where there is a
+    GPU, on a GPU context (a pageable array reaches the GPU in chunks through pinned slots; with torch, the same data
+    as a pinned torch CPU tensor too), against np.sum(a), np.sum(a, dtype=np.float64) and np.mean + np.var. Run it
+    under the launcher as a user would (mpirun -np 1 keeps Open MPI's default binding: one core). float32 and
+    float64 at --sizes (default 2^26, 2^28); the median of as many calls as fill --budget seconds (at least 3)."""
+    import numpy as np
+    from mpi4py import MPI
+    import dreduce
+    sizes = [n for n in a.sizes if n >= 1 << 10]
+    contexts = [("cpu", dict(device="cpu"))]
+    torch = None
+    try:
+        import torch  # noqa: F811
+        if torch.cuda.is_available():
+            contexts.append(("gpu", dict(device="gpu", share_gpus=True)))
+        else:
+            torch = None
+    except ImportError:
+        pass
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count()
+    print(f"dreduce {dreduce.__version__} ({dreduce.LIBRARY_PATH}); NumPy {np.__version__}; this process may run on "
+          f"{cpus} of {os.cpu_count()} CPUs (the launcher's binding)")
+
+    def med(fn):
+        fn()
+        t, spent = [], 0.0
+        while len(t) < 3 or spent < a.budget:
+            t0 = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - t0)
+            spent += t[-1]
+        return statistics.median(t) * 1e3
+
+    rows = []
+    for n in sizes:
+        for dt in (np.float32, np.float64):
+            x = np.random.default_rng(n).standard_normal(n).astype(dt)
+            nbytes = x.nbytes
+            want = float(np.sum(x, dtype=np.float64))
+            row = lambda what, ms: rows.append((n, np.dtype(dt).name, what, ms, nbytes / ms / 1e6))  # noqa: E731
+            row("np.sum(a)", med(lambda: np.sum(x)))
+            row("np.sum(a, dtype=float64)", med(lambda: np.sum(x, dtype=np.float64)))
+            row("np.mean(a) + np.var(a)", med(lambda: (np.mean(x), np.var(x))))
+            for name, kw in contexts:
+                with dreduce.Context(MPI.COMM_WORLD, **kw) as ctx:
+                    got = ctx.reduce(x)
+                    if abs(got - want) > 1e-6 * max(1.0, float(np.sum(np.abs(x), dtype=np.float64))):
+                        print(f"FAIL: {name} context, n {n} {np.dtype(dt).name}: sum {got!r}, float64 sum {want!r}")
+                        return 1
+                    row(f"ctx.reduce(a), {name} context", med(lambda: ctx.reduce(x)))
+                    row(f"ctx.reduce(a, 'stats'), {name} context", med(lambda: ctx.reduce(x, "stats")))
+                    if name == "gpu" and torch is not None:
+                        t = torch.from_numpy(x).pin_memory()
+                        row("ctx.reduce(t), gpu context, pinned torch tensor", med(lambda: ctx.reduce(t)))
+                        del t
+            del x
+    print(f"{'n':>10} {'dtype':>8} {'call':<48} {'ms':>9} {'GB/s':>7}")
+    for n, dt, what, ms, gbs in rows:
+        print(f"{'2^%d' % (n.bit_length() - 1):>10} {dt:>8} {what:<48} {ms:>9.3f} {gbs:>7.1f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([dict(n=n, dtype=dt, call=w, ms=ms, gbs=g) for n, dt, w, ms, g in rows], f, indent=1)
+    return 0
+
+
 # ---- the driver: one mpiexec per P, then the table
 def launcher(mpiexec):
     try:
@@ -339,6 +411,8 @@ def main():
     ap.add_argument("--max-reps", type=int, default=2000)
     ap.add_argument("--json", help="write every number here too")
     ap.add_argument("--mpiexec", default="mpiexec")
+    ap.add_argument("--host", action="store_true",
+                    help="host (NumPy) arrays on a CPU and a GPU context against NumPy, in this process")
     ap.add_argument("--overhead", action="store_true",
                     help="only the Python layer's cost per call, on the CPU backend in this process (no GPU)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -353,10 +427,12 @@ def main():
             raise ValueError(f"rows {bad}" if bad else "counts must be positive")
     except ValueError as e:
         ap.error(f"bad --np, --sizes, --rows or reps: {e}")
-    if a.overhead:
+    if a.overhead or a.host:
         if importlib.util.find_spec("dreduce") is None:
             sys.path.insert(0, os.path.join(REPO, "python"))
-        return overhead(a)
+        if a.host and "--sizes" not in " ".join(argv):
+            a.sizes = [1 << 26, 1 << 28]
+        return host(a) if a.host else overhead(a)
     if a.worker:
         return worker(a)
     keep = []
