@@ -4,9 +4,9 @@
 //
 // Shape: a persistent grid; each thread reads 16-byte vectors (a scalar head up to the first aligned vector and a
 // scalar tail), finds each element's slot and adds one to the block's counts in shared memory (uint32; a block counts
-// fewer than 2^32 elements: the grid grows with n), one atomic per element (count(), below, says why not runs). At
-// the end each block adds its non-zero counts to the global uint64 counts. Counts too many for shared memory (large
-// histograms) go to global memory directly.
+// fewer than 2^32 elements: the grid grows with n), one atomic per element (count(), below, says why). At the end
+// each block adds its non-zero counts to the global uint64 counts. Counts too many for shared memory (large
+// histograms) go to global memory directly, a thread's run of equal slots at a time.
 #include <cuda_runtime.h>
 
 #include "count.h"
@@ -125,17 +125,32 @@ __device__ __forceinline__ uint32_t slot_of(const dr_count_pass_t &p, const hist
     }
 }
 
-// Adds one element to its slot: the block's counts in shared memory, or the global counts where they do not fit.
-// One atomic per element: a thread that kept a run of equal slots in registers and added it once (so that skewed
-// data, every lane on one address, would not serialize) measured about 2x slower on an H200 on uniform data and
-// 1.6x slower on one-bin data, whose same-address shared atomics Hopper takes without runs at 69% of the read
-// bandwidth (float32, 2^28 elements, 256 bins: 0.38 ms without runs, 0.73 ms with; int32 sum reads the same bytes
-// in 0.25 ms).
-__device__ __forceinline__ void count(uint32_t slot, uint32_t *smem, unsigned long long *gcounts, bool in_smem)
+// Adds one element to its slot. In the block's counts in shared memory: one atomic per element. A thread that kept
+// a run of equal slots in registers and added it once (so that skewed data, every lane on one address, would not
+// serialize) measured about 2x slower on an H200 on uniform data and 1.6x slower on one-bin data, whose same-address
+// shared atomics Hopper takes without runs at 69% of the read bandwidth (float32, 2^28 elements, 256 bins: 0.38 ms
+// without runs, 0.73 ms with; int32 sum reads the same bytes in 0.25 ms). In the global counts (histograms too large
+// for shared memory) the runs stay: one-bin data would otherwise put every element's atomic on one address of
+// global memory (65536 bins: 197 ms against 1.3 ms with runs, 2^28 float32).
+struct run_t {
+    uint32_t slot = kSkip, len = 0;
+};
+
+__device__ __forceinline__ void count(uint32_t slot, run_t &r, uint32_t *smem, unsigned long long *gcounts,
+                                      bool in_smem)
 {
-    if (slot == kSkip) return; /* not in play */
-    if (in_smem) atomicAdd(&smem[slot], 1u);
-    else atomicAdd(&gcounts[slot], 1ull);
+    if (slot == kSkip) return; /* not in play: it neither counts nor ends a run */
+    if (in_smem) {
+        atomicAdd(&smem[slot], 1u);
+        return;
+    }
+    if (slot == r.slot) {
+        ++r.len;
+        return;
+    }
+    if (r.len) atomicAdd(&gcounts[r.slot], (unsigned long long)r.len);
+    r.slot = slot;
+    r.len = 1;
 }
 
 // A digit pass that also keeps the elements in play, so the later passes read those alone. A warp reserves room
@@ -211,10 +226,11 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
     const uint32_t nan_slot = (uint32_t)p.groups << p.width;
     const bool keeping = K == DR_COUNT_DIGIT && out != nullptr;
     keeper_t<T> kp{(T *)out, out_pos, (T)p.keep_pad};
+    run_t r; // the global counts' run (count())
     auto in_play = [&](uint32_t slot) { return slot != kSkip && slot != nan_slot; };
     if (tid < head) {
         const uint32_t slot = slot_of<DT, K>(p, hf, edges, x[tid]);
-        count(slot, smem, gcounts, in_smem);
+        count(slot, r, smem, gcounts, in_smem);
         if (keeping) kp.one_keep(in_play(slot), x[tid]);
     }
     // Warps step together through the vectors (kVecs of them per lane a step, loaded first), so the keeper's
@@ -239,7 +255,7 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
 #pragma unroll
             for (int j = 0; j < kPer; ++j) {
                 slot[j] = valid ? slot_of<DT, K>(p, hf, edges, w[u].e[j]) : kSkip;
-                count(slot[j], smem, gcounts, in_smem);
+                count(slot[j], r, smem, gcounts, in_smem);
                 any |= in_play(slot[j]);
             }
             // One vote a vector: a later pass keeps a small part of the data, so most vectors keep nothing.
@@ -251,10 +267,13 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
     if (keeping) kp.warp_finish();
     if (tail_from + tid < n) {
         const uint32_t slot = slot_of<DT, K>(p, hf, edges, x[tail_from + tid]);
-        count(slot, smem, gcounts, in_smem);
+        count(slot, r, smem, gcounts, in_smem);
         if (keeping) kp.one_keep(in_play(slot), x[tail_from + tid]);
     }
-    if (!in_smem) return;
+    if (!in_smem) {
+        if (r.len) atomicAdd(&gcounts[r.slot], (unsigned long long)r.len);
+        return;
+    }
     __syncthreads();
     for (uint32_t w = threadIdx.x; w < words; w += blockDim.x)
         if (smem[w]) atomicAdd(&gcounts[w], (unsigned long long)smem[w]);
