@@ -8,7 +8,9 @@
  * pages local to the thread that reads them) and read once per repetition; each line gives the median and the best
  * of R repetitions in GB/s (input bytes / seconds), and the backend's median as a percentage of the ceiling's. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,23 +70,42 @@ static stats_t summarize(double *s, int reps, size_t bytes)
     return r;
 }
 
+/* A positive whole number in decimal digits, at most max, into *out; else 0 (a suffix such as 64Mi is not taken:
+ * strtoull would read 64 and drop it). */
+static int parse_positive(const char *s, unsigned long long max, unsigned long long *out)
+{
+    if (!s || *s < '0' || *s > '9') return 0;
+    char *end = NULL;
+    errno = 0;
+    const unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v < 1 || v > max) return 0;
+    *out = v;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
-    size_t n = (size_t)64 << 20;
-    int threads = dr_parallel_default_threads(), reps = 15;
+    unsigned long long n_arg = 64ull << 20, threads_arg = (unsigned long long)dr_parallel_default_threads(),
+                       reps_arg = 15;
     for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "-n") && i + 1 < argc) n = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-        else {
+        unsigned long long *dst = !strcmp(argv[i], "-n")        ? &n_arg
+                                  : !strcmp(argv[i], "--threads") ? &threads_arg
+                                  : !strcmp(argv[i], "--reps")    ? &reps_arg
+                                                                  : NULL;
+        const unsigned long long max = dst == &n_arg ? (unsigned long long)SIZE_MAX / 8 : 100000;
+        if (dst && i + 1 < argc) {
+            if (!parse_positive(argv[++i], max, dst)) {
+                fprintf(stderr, "dreduce-cpu-bench: invalid %s '%s': expected a whole number 1..%llu in decimal "
+                                "digits\n", argv[i - 1], argv[i], max);
+                return 2;
+            }
+        } else {
             fprintf(stderr, "usage: dreduce-cpu-bench [-n ELEMENTS] [--threads T] [--reps R]\n");
             return strcmp(argv[i], "-h") && strcmp(argv[i], "--help") ? 2 : 0;
         }
     }
-    if (threads < 1 || reps < 1 || n < 1) {
-        fprintf(stderr, "dreduce-cpu-bench: -n, --threads and --reps must be positive\n");
-        return 2;
-    }
+    const size_t n = (size_t)n_arg;
+    const int threads = (int)threads_arg, reps = (int)reps_arg;
     float *f = malloc(n * sizeof *f);
     int32_t *q = malloc(n * sizeof *q);
     double *sec = malloc((size_t)reps * sizeof *sec);
