@@ -192,7 +192,8 @@ typedef enum { DR_STAGING_AUTO = 0, DR_STAGING_DEVICE, DR_STAGING_HOST, DR_STAGI
  * (STRONG), or n elements on every rank (WEAK). */
 typedef enum { DR_SCALING_STRONG = 0, DR_SCALING_WEAK } dr_scaling_t;
 /* Where a rank's threads run (through hwloc). Each rank has a share of its node's CPUs: the cores near its GPU (every
- * core for the CPU backend) divided among the ranks wanting them, so that ranks of one node never share cores.
+ * core for the CPU backend) divided among the ranks wanting them, so that ranks of one node share no core (unless
+ * they outnumber the cores: the report's note says so).
  * AUTO binds the process's CPUs (all its threads) to that share and its memory next to its GPU (or share); NONE
  * leaves the launcher's binding as it is; WORKERS leaves the caller's threads as they are and runs the library's
  * own worker threads (the CPU backend's) on the share. */

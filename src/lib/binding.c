@@ -346,10 +346,11 @@ int dr_binding_want(hwloc_topology_t topo, const char *pci_bus_id, int task_allo
     int rc = -1;
     if (!cur || !gpu || !nodeset || !narrower || hwloc_bitmap_copy(want, hwloc_topology_get_allowed_cpuset(topo)) < 0)
         goto done;
-    /* The allocation bounds everything after it: a GPU's CPUs outside it are not this task's to take. */
-    if (task_allocation && hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 &&
-        hwloc_bitmap_and(narrower, cur, want) == 0 && !hwloc_bitmap_iszero(narrower) &&
-        hwloc_bitmap_copy(want, narrower) < 0)
+    /* The allocation bounds everything after it: a GPU's CPUs outside it are not this task's to take. One that
+     * cannot be read gives no want at all (no share, nothing bound) rather than the whole node. */
+    if (task_allocation && (hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) != 0 ||
+                            hwloc_bitmap_and(narrower, cur, want) < 0 || hwloc_bitmap_iszero(narrower) ||
+                            hwloc_bitmap_copy(want, narrower) < 0))
         goto done;
     if (pci_bus_id && *pci_bus_id) {
         dr_binding_t scratch; /* its notes are dr_binding_apply's to give */
@@ -465,10 +466,13 @@ int dr_binding_share(hwloc_topology_t topo, hwloc_const_bitmap_t const *wants, i
     hwloc_bitmap_zero(share);
     if (!topo || !wants || nranks < 1 || me < 0 || me >= nranks || !takes_part(wants[me]))
         return -1;
-    hwloc_bitmap_t taken = hwloc_bitmap_alloc(), pool = hwloc_bitmap_alloc();
-    int rc = -1;
-    if (!taken || !pool)
+    hwloc_bitmap_t taken = hwloc_bitmap_alloc(), pool = hwloc_bitmap_alloc(), whole = hwloc_bitmap_alloc();
+    int *order = malloc((size_t)nranks * sizeof *order);
+    int rc = -1, ngroups = 0;
+    if (!taken || !pool || !whole || !order)
         goto done;
+    /* The groups, each by its first rank, narrowest set first (ties: by first rank): a narrow set inside a wide one
+     * (a GPU's CPUs inside a rank's that wants every CPU) keeps its CPUs, the wide one takes the rest. */
     for (int first = 0; first < nranks; first++) {
         if (!takes_part(wants[first]))
             continue;
@@ -477,7 +481,24 @@ int dr_binding_share(hwloc_topology_t topo, hwloc_const_bitmap_t const *wants, i
             earlier = takes_part(wants[j]) && hwloc_bitmap_isequal(wants[j], wants[first]);
         if (earlier)
             continue;
+        const int w = hwloc_bitmap_weight(wants[first]);
+        int at = ngroups++;
+        for (; at > 0 && hwloc_bitmap_weight(wants[order[at - 1]]) > w; at--)
+            order[at] = order[at - 1];
+        order[at] = first;
+    }
+    for (int gi = 0; gi < ngroups; gi++) {
+        const int first = order[gi];
         if (hwloc_bitmap_andnot(pool, wants[first], taken) < 0)
+            goto done;
+        /* Whole cores only: a core one of whose hardware threads is taken is left out, where that leaves any. */
+        if (hwloc_bitmap_copy(whole, pool) < 0)
+            goto done;
+        for (hwloc_obj_t core = NULL; (core = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, core)) != NULL;)
+            if (core->cpuset && hwloc_bitmap_intersects(core->cpuset, taken) &&
+                hwloc_bitmap_andnot(whole, whole, core->cpuset) < 0)
+                goto done;
+        if (!hwloc_bitmap_iszero(whole) && hwloc_bitmap_copy(pool, whole) < 0)
             goto done;
         const int crowded = hwloc_bitmap_iszero(pool);
         if (crowded && hwloc_bitmap_copy(pool, wants[first]) < 0)
@@ -512,6 +533,8 @@ done:
         hwloc_bitmap_zero(share);
     hwloc_bitmap_free(taken);
     hwloc_bitmap_free(pool);
+    hwloc_bitmap_free(whole);
+    free(order);
     return rc;
 }
 

@@ -92,10 +92,12 @@ int dr_binding_want(hwloc_topology_t topo, const char *pci_bus_id, int task_allo
 
 /* Local rank me's share of the node's CPUs, into share. wants[0..nranks) holds every local rank's dr_binding_want
  * (NULL or empty: a rank that takes no part), the same array on every rank, so that every rank computes the same
- * partition. Ranks wanting the same set form a group; groups, in the order of their first rank, take their set less
- * the CPUs of earlier groups (all of it, sharing, when nothing is left: noted) and split the cores there into runs
- * of consecutive cores in topology order, one per rank in rank order, sizes differing by at most one core; fewer
- * cores than ranks split hardware threads instead, fewer of those than ranks share them round-robin (both noted).
+ * partition. Ranks wanting the same set form a group; groups, narrowest set first (ties: in the order of their first
+ * rank), take their set less the CPUs of earlier groups and less the cores one of whose hardware threads an earlier
+ * group took (where that leaves any; all of the set, sharing, when nothing is left: noted) and split the cores there
+ * into runs of consecutive cores in topology order, one per rank in rank order, sizes differing by at most one core;
+ * fewer cores than ranks split hardware threads instead, fewer of those than ranks share them round-robin (both
+ * noted).
  * note gets how the division degraded, "" if it did not (may be NULL). Returns 0, or -1 (share empty) on bad
  * arguments, no memory, or an empty wants[me]. */
 int dr_binding_share(hwloc_topology_t topo, hwloc_const_bitmap_t const *wants, int nranks, int me, hwloc_bitmap_t share,

@@ -108,10 +108,14 @@ static dr_status_t divide_host(const dr_topology_t *t, hwloc_topology_t topo, co
     hwloc_bitmap_free(want);
     char *all = calloc((size_t)n, DR_WANT_STR);
     hwloc_bitmap_t *wants = calloc((size_t)n, sizeof *wants);
-    if (!all || !wants) {
+    /* A rank without the memory for the gather says so first, so that no rank waits in a gather it skips. */
+    const int short_here = !all || !wants;
+    int short_any = 1;
+    if (MPI_Allreduce(&short_here, &short_any, 1, MPI_INT, MPI_MAX, t->host_comm) != MPI_SUCCESS || short_any) {
         free(all);
         free(wants);
-        dr_error("dreduce_create: out of memory for the CPU sets of this host's %d ranks", n);
+        if (short_here) dr_error("dreduce_create: out of memory for the CPU sets of this host's %d ranks", n);
+        else dr_error("dreduce_create: another rank of this host could not take part in dividing its CPUs");
         return DR_ERR_RUNTIME;
     }
     const int rc = MPI_Allgather(mine, DR_WANT_STR, MPI_CHAR, all, DR_WANT_STR, MPI_CHAR, t->host_comm);

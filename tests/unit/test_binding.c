@@ -567,10 +567,24 @@ static void test_share(const char *dir)
         CHECK_STR(got, "0-1,3-16,32-33,35-48");
         share_of(t, narrow, 3, 2, got, note);
         CHECK_STR(got, "17-31,49-63");
-        /* ... and where the wider group comes first (its first rank is lower), it is still not exceeded. */
+        /* ... and where the wider group's first rank is lower: the narrower group still divides first, and the
+         * wider one takes the rest. */
         const char *narrow_last[] = {"0-63", "2,34"};
         share_of(t, narrow_last, 2, 1, got, note);
         CHECK_STR(got, "2,34");
+        CHECK_STR(note, "");
+        share_of(t, narrow_last, 2, 0, got, note);
+        CHECK_STR(got, "0-1,3-33,35-63");
+        /* A narrow group inside a wide one that comes first: its cores stay its own, whole (the wide group gets no
+         * hardware thread of them: 32-35 are 0-3's siblings). */
+        const char *inside[] = {"0-63", "0-3", "0-3"};
+        share_of(t, inside, 3, 1, got, note);
+        CHECK_STR(got, "0-1");
+        share_of(t, inside, 3, 2, got, note);
+        CHECK_STR(got, "2-3");
+        share_of(t, inside, 3, 0, got, note);
+        CHECK_STR(got, "4-31,36-63");
+        CHECK_STR(note, "");
         /* Fewer cores than ranks: hardware threads; fewer of those: shared round-robin. */
         const char *core[] = {"4,36", "4,36", "4,36"};
         share_of(t, core, 2, 1, got, note);
@@ -579,13 +593,14 @@ static void test_share(const char *dir)
         share_of(t, core, 3, 2, got, note);
         CHECK_STR(got, "4");
         CHECK_HAS(note, "share CPUs");
-        /* A want taken whole by an earlier group: shared, and said. */
-        const char *crowded[] = {"0-15,32-47", "0-3"};
-        share_of(t, crowded, 2, 1, got, note);
+        /* A want taken whole by narrower groups: shared, and said. */
+        const char *crowded[] = {"0-1", "2-3", "0-3"};
+        share_of(t, crowded, 3, 2, got, note);
         CHECK_STR(got, "0-3");
         CHECK_HAS(note, "other ranks' shares");
-        share_of(t, crowded, 2, 0, got, note);
-        CHECK_STR(got, "0-15,32-47");
+        share_of(t, crowded, 3, 0, got, note);
+        CHECK_STR(got, "0-1");
+        CHECK_STR(note, "");
         /* Ranks without a want (their setup failed) take no part; such a rank gets nothing. */
         const char *gaps[] = {NULL, "0-63", NULL, "0-63"};
         share_of(t, gaps, 4, 1, got, note);
