@@ -124,6 +124,10 @@ typedef struct {
                                   overlapped (default 64 MiB) */
     int time_passes;           /* 1: time each GPU kernel pass with CUDA events (dreduce_timings_t.pass_ms; the
                                   dreduce program's report); 0 (default): no events, which saves driver calls */
+    dr_nan_policy_t nan;       /* what a NaN element of a float array means (dr_nan_policy_t): PROPAGATE (default,
+                                  NumPy's plain functions) or OMIT (NumPy's nan* functions). The context's policy
+                                  for every call until dreduce_set_nan changes it. Each rank's own: ranks calling
+                                  with different policies get an error, as for different ops */
 } dreduce_config_t;
 
 /* Statistics (DR_STATS): count, sum, min, max, mean, variance. See dr_stats_result_t (dreduce/types.h) for each
@@ -144,8 +148,13 @@ typedef struct {
     dr_acc_kind_t kind;
     dr_value_t value;
     int valid;    /* 1 where the value is the combined result (rank 0, or every rank with allreduce) */
-    int no_value; /* 1: the array had no element and the op has no value for it (see above); valid stays 1 */
-    dreduce_stats_t stats; /* DR_STATS only */
+    int no_value; /* 1: the array had no element and the op has no value for it (see above); valid stays 1. NaN
+                     policy OMIT: also argmin/argmax of an array whose every element is NaN (np.nanargmin raises
+                     "All-NaN slice encountered") */
+    dreduce_stats_t stats; /* DR_STATS only (OMIT: of the elements that are not NaN; count excludes the NaN) */
+    uint64_t count;      /* elements of the whole array (every rank's part) */
+    uint64_t nan_count;  /* NaN policy OMIT: of them NaN, left out (0 under PROPAGATE). Where nan_count == count
+                            (and count > 0), min and max are NaN, as np.nanmin/np.nanmax give (with a warning) */
 } dreduce_result_t;
 
 /* Times of the last dreduce_reduce on this rank, in milliseconds; NaN where this rank had no part in a level. */
@@ -167,6 +176,7 @@ typedef struct {
     uint64_t chunks;   /* pieces the data came in (1 for a GPU array) */
     uint64_t bytes;    /* bytes this rank reduced */
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
+    uint64_t nan_count; /* NaN policy OMIT: NaN elements of this rank's part left out (0 under PROPAGATE) */
 } dreduce_timings_t;
 
 /* "MAJOR.MINOR.PATCH" of the library linked (compare with DREDUCE_VERSION_STRING of dreduce/version.h). */
@@ -263,8 +273,14 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
  * (no_value where this rank's part was empty and the op has no value for that). */
 dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out);
 
-/* Times of the last dreduce_reduce on this rank. */
+/* Times of the last dreduce_reduce on this rank (and its NaN count). */
 void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out);
+
+/* The NaN policy of the context's later calls (cfg.nan; dr_nan_policy_t): local, no communication, so bindings
+ * can take it per call. DR_ERR_USAGE (one line naming the value) for a value that is not a policy. The ranks of a
+ * call must have the same policy: one that differs is an error on every rank where the result arrives, as a
+ * different op is. */
+dr_status_t dreduce_set_nan(dreduce_context_t *ctx, dr_nan_policy_t nan);
 
 /* The CUDA ordinal the context uses, or -1 on the CPU backend. */
 int dreduce_gpu(const dreduce_context_t *ctx);
@@ -390,10 +406,12 @@ const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
  *    2 computes it, then corrected against the edges as NumPy does), the last bin closed. Elements outside the
  *    range and NaN are in no bin (info->below, above, nan_count say how many). range NULL: the automatic range, the
  *    array's min and max (one more read: the stats op's pass); an array holding NaN or inf is then refused, as
- *    np.histogram refuses it. bfloat16 arrays are histogrammed as their float32 values.
+ *    np.histogram refuses it (NaN policy OMIT: the min and max of the elements that are not NaN, as
+ *    np.histogram(a[~np.isnan(a)]) takes them). bfloat16 arrays are histogrammed as their float32 values.
  *  - dreduce_quantile is np.quantile(a.astype(np.float64), q) (method "linear"): the two order statistics around
  *    (n - 1) q, exact elements of the data (so the result is bitwise the same at any rank count, grid or backend),
- *    interpolated with NumPy's own formula. An array holding NaN gives NaN (as NumPy). -0.0 and +0.0 are equal, as
+ *    interpolated with NumPy's own formula. An array holding NaN gives NaN (as NumPy); under the NaN policy OMIT
+ *    it is np.nanquantile: the order statistics of the elements that are not NaN (NaN only: NaN). -0.0 and +0.0 are equal, as
  *    NumPy compares them: where both are in the data, which of the two an order statistic reports is unspecified.
  *
  * Results are valid on every rank for quantiles (the select needs them there anyway), and on rank 0 (every rank
@@ -407,7 +425,7 @@ const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
 typedef struct {
     int valid;              /* 1 where the counts or values are the combined result */
     uint64_t count;         /* elements in the whole array */
-    uint64_t nan_count;     /* of them NaN */
+    uint64_t nan_count;     /* of them NaN (NaN policy OMIT: left out) */
     uint64_t below, above;  /* histogram: elements below the first edge / above the last (not NaN) */
     double lo, hi;          /* histogram: the first and last edge, as NumPy computes them (the data's float type) */
     int passes;             /* reads of each rank's part: the automatic range's, then one per histogram or digit */
@@ -417,6 +435,7 @@ typedef struct {
     double combine_ms;      /* the combines of every pass (node, global and broadcast levels) */
     double range_ms;        /* histogram, automatic range: the min/max pass, its combine included; NaN otherwise */
     double total_ms;        /* the whole call */
+    uint64_t local_nan_count; /* of this rank's part, NaN */
 } dreduce_dist_info_t;
 
 /* One quantile's order statistics: elements of the data at 0-based ranks lower_rank <= upper_rank of the sorted

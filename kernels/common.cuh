@@ -7,6 +7,7 @@
 #include <cuda/atomic>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <type_traits>
 
 #include "accum.h"
 #include "table.h"
@@ -145,6 +146,59 @@ template <class Op, class Acc> __device__ __forceinline__ Acc dr_block_reduce(Ac
         v = dr_warp_reduce<Op>(v);
     }
     return v;
+}
+
+/* ---- NaN policy OMIT (accum.h, "NaN policy"; dr_gpu_reduce_t.nan_omit) ----
+ * The element's load path: a NaN becomes dr_nan_fill(op) (the op's identity for min/max, 0 for sums, 1 for
+ * products, +-inf for argmin/argmax: NumPy's replacement) and is counted, one compare and one select an element.
+ * kOmit is a template parameter of the kernels, instantiated for the float rows only: PROPAGATE runs the kernels as
+ * they were, with nothing added. */
+template <class In> struct dr_is_float_in {
+    static const bool value = std::is_floating_point<In>::value;
+};
+template <> struct dr_is_float_in<dr_f16_t> { static const bool value = true; };
+template <> struct dr_is_float_in<dr_bf16_t> { static const bool value = true; };
+
+template <bool kOmit, dr_op_t kOp, class T> __device__ __forceinline__ T dr_nan_load(T x, unsigned &nans)
+{
+    if constexpr (kOmit) {
+        const bool nan = x != x;
+        nans += nan;
+        return nan ? (T)dr_nan_fill(kOp) : x;
+    } else {
+        return x;
+    }
+}
+
+/* At a thread's end (every lane of the warp calling): the warp's NaN count into the grid's counter. */
+template <bool kOmit> __device__ __forceinline__ void dr_nan_flush(unsigned nans, unsigned long long *counter)
+{
+    if constexpr (kOmit) {
+#pragma unroll
+        for (int offset = 16; offset > 0; offset >>= 1) nans += __shfl_down_sync(0xffffffffu, nans, offset);
+        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(counter, (unsigned long long)nans);
+    }
+}
+
+/* By the thread that stores the result, once every thread of the grid has flushed: the count to its place, the
+ * counter back to zero for the next launch. */
+template <bool kOmit> __device__ __forceinline__ void dr_nan_store(unsigned long long *counter, uint64_t *out)
+{
+    if constexpr (kOmit) *out = atomicExch(counter, 0ull);
+}
+
+/* Where a kernel counts NaN (the workspace's counter, launch.h's DR_GPU_NAN_OFFSET) and stores the count. */
+struct dr_nan_out_t {
+    unsigned long long *counter;
+    uint64_t *at;
+};
+__host__ __device__ inline dr_nan_out_t dr_nan_out_of(const dr_gpu_reduce_t *r)
+{
+    dr_nan_out_t o;
+    o.counter = r->d_work ? reinterpret_cast<unsigned long long *>(static_cast<char *>(r->d_work) + DR_GPU_NAN_OFFSET)
+                          : nullptr;
+    o.at = r->nan_omit ? r->d_nan_count : nullptr;
+    return o;
 }
 
 /* Run query() with `device` current, then make the caller's device current again. The first error. */

@@ -301,10 +301,17 @@ __device__ __forceinline__ long long digit_of(long long v) { return v & 0xffffff
 __device__ __forceinline__ long long carry_of(long long v) { return (v - digit_of(v)) / 4294967296ll; }
 
 /* Thread 0: store s_total (normalized) with `flags` at g_out, then say the result is done. */
+/* NaN policy OMIT (nan_out.at set): a NaN is the term +0.0 (accum.h, "NaN policy"), which is what a NaN term
+ * adds to the words and flags (nothing, and "a term other than -0.0") but for its own flag, cleared here; and the
+ * grid's NaN count is stored. */
 __device__ __forceinline__ void store_result(const dr_exact_t *s_total, uint32_t flags, dr_exact_t *g_out,
-                                             dr_done_t done)
+                                             dr_nan_out_t nan_out, dr_done_t done)
 {
     for (int i = 0; i < kWords; ++i) g_out->w[i] = s_total->w[i];
+    if (nan_out.at) {
+        flags &= ~DR_EXACT_NAN;
+        *nan_out.at = atomicExch(nan_out.counter, 0ull);
+    }
     g_out->flags = flags;
     g_out->pad = 0;
     dr_signal_done(done);
@@ -313,7 +320,7 @@ __device__ __forceinline__ void store_result(const dr_exact_t *s_total, uint32_t
 template <class In, bool Bulk>
 __global__ void __launch_bounds__(1024)
     exact_kernel(const In *__restrict__ g_in, size_t n, dr_exact_t *g_acc, unsigned int *g_done, dr_exact_t *g_result,
-                 dr_done_t done)
+                 dr_nan_out_t nan_out, dr_done_t done)
 {
     /* Bulk: the stages (kBulkSmem), then kWords per warp, then the bins */
     extern __shared__ __align__(128) unsigned char s_dyn[];
@@ -342,6 +349,7 @@ __global__ void __launch_bounds__(1024)
     dr_xw_finish<F>(w, sink);
     const uint32_t flags = warp_or(w.flags | (w.nonneg0 ? DR_EXACT_NOT_NEG_ZERO : 0u));
     if (lane == 0 && flags) atomicOr(&s_flags, flags);
+    if (nan_out.at) dr_nan_flush<true>(w.nans, nan_out.counter); /* uniform: every lane */
     __syncthreads(); /* every flush and flag is in */
 
     /* The block total: the warps' words half-normalized (low digit plus the carry of the word below) and summed. */
@@ -359,7 +367,7 @@ __global__ void __launch_bounds__(1024)
     if (gridDim.x == 1) {
         if (threadIdx.x == 0) {
             dr_exact_normalize(&s_total);
-            store_result(&s_total, s_flags | term, g_result, done);
+            store_result(&s_total, s_flags | term, g_result, nan_out, done);
         }
         return;
     }
@@ -389,7 +397,7 @@ __global__ void __launch_bounds__(1024)
     __syncthreads();
     if (threadIdx.x == 0) {
         dr_exact_normalize(&s_total);
-        store_result(&s_total, s_flags | term, g_result, done);
+        store_result(&s_total, s_flags | term, g_result, nan_out, done);
     }
 }
 
@@ -474,10 +482,10 @@ cudaError_t run_exact(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     if (p->bulk) {
         if constexpr (kTakesBulk<In>)
             exact_kernel<In, true><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block, true), s>>>(
-                in, r->n, acc, counter, result, dr_done_of(r));
+                in, r->n, acc, counter, result, dr_nan_out_of(r), dr_done_of(r));
     } else {
         exact_kernel<In, false><<<(unsigned)p->grid[0], r->block, smem_bytes<In>(r->block, false), s>>>(
-            in, r->n, acc, counter, result, dr_done_of(r));
+            in, r->n, acc, counter, result, dr_nan_out_of(r), dr_done_of(r));
     }
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);

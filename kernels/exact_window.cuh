@@ -203,6 +203,7 @@ struct dr_xw_t {
     double acc_h, acc_l;     /* the round's sums (float16 and bfloat16: acc_l in a scaled unit, dr_xw_spill) */
     uint32_t nonneg0;        /* nonzero once an element other than -0.0 was seen */
     uint32_t flags;          /* DR_EXACT_NAN / POS_INF / NEG_INF */
+    uint32_t nans;           /* NaN elements seen (the NaN policy OMIT reports them; they all take the miss path) */
     uint32_t fbins_written;  /* float32: bit k, float64 bin k holds a value written since the last flush */
     uint32_t fbin_terms;     /* float32: terms in the float64 bins since the last flush */
 };
@@ -235,6 +236,7 @@ template <int Family, class Sink> DR_HD void dr_xw_init(dr_xw_t &w, const Sink &
     w.acc_h = w.acc_l = 0.0;
     w.nonneg0 = 0;
     w.flags = 0;
+    w.nans = 0;
     w.fbins_written = w.fbin_terms = 0;
     for (int k = 0; k < dr_xw_traits<Family>::kBins; ++k) sink.bin(k) = 0;
     dr_xw_set_window<Family>(w, dr_xw_traits<Family>::kLoInit);
@@ -347,7 +349,9 @@ template <class Sink> DR_HD void dr_xw_add_direct(dr_xw_t &w, double x, const Si
 {
     int i;
     int64_t d0, d1, d2;
-    w.flags |= dr_exact_split_f64(x, &i, &d0, &d1, &d2) & (DR_EXACT_NAN | DR_EXACT_POS_INF | DR_EXACT_NEG_INF);
+    const uint32_t f = dr_exact_split_f64(x, &i, &d0, &d1, &d2);
+    w.flags |= f & (DR_EXACT_NAN | DR_EXACT_POS_INF | DR_EXACT_NEG_INF);
+    w.nans += (f & DR_EXACT_NAN) != 0;
     if (d0) sink.add(i, (long long)d0);
     if (d1) sink.add(i + 1, (long long)d1);
     if (d2) sink.add(i + 2, (long long)d2);

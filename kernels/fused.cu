@@ -134,12 +134,16 @@ template <class S> __device__ __forceinline__ S load_partial(const S *p)
 /* Every block's end (multipass's finish(), for a partial of any size). */
 template <class P>
 __device__ __forceinline__ void finish(typename P::State acc, typename P::State *g_partials, unsigned int *g_done,
-                                       typename P::State *g_result, dr_done_t done)
+                                       typename P::State *g_result, dr_nan_out_t nan_out, dr_done_t done)
 {
     typedef typename P::State S;
     acc = block_reduce<P>(acc);
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) *g_result = acc, dr_signal_done(done);
+        if (threadIdx.x == 0) {
+            *g_result = acc;
+            dr_nan_store<P::kOmit>(nan_out.counter, nan_out.at);
+            dr_signal_done(done);
+        }
         return;
     }
     __shared__ bool s_last;
@@ -154,13 +158,17 @@ __device__ __forceinline__ void finish(typename P::State acc, typename P::State 
     S v = P::identity();
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) P::combine(v, load_partial(g_partials + b));
     v = block_reduce<P>(v);
-    if (threadIdx.x == 0) *g_result = v, dr_signal_done(done);
+    if (threadIdx.x == 0) {
+        *g_result = v;
+        dr_nan_store<P::kOmit>(nan_out.counter, nan_out.at);
+        dr_signal_done(done);
+    }
 }
 
 /* This thread's share of g_in[0..n): head element, vectors (kUnroll in flight), tail element; element i is global
  * index first + i. */
-template <class In, class P> __device__ __forceinline__ typename P::State walk(const In *__restrict__ g_in, size_t n,
-                                                                               uint64_t first)
+template <class In, class P>
+__device__ __forceinline__ typename P::State walk(const In *__restrict__ g_in, size_t n, uint64_t first, unsigned &nans)
 {
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     const size_t nthreads = (size_t)gridDim.x * blockDim.x;
@@ -180,29 +188,37 @@ template <class In, class P> __device__ __forceinline__ typename P::State walk(c
     constexpr size_t kVec = 16 / sizeof(In);
     const size_t tail = split.head + nvec * kVec + tid;
     if (tail < n) P::element(t, g_in[tail], first + tail);
+    nans = t.nans;
     return P::end(t, g_vec, first + split.head);
 }
 
 template <class In, class P>
 __global__ void __launch_bounds__(1024)
     fused_kernel(const In *__restrict__ g_in, size_t n, uint64_t first, typename P::State *g_partials,
-                 unsigned int *g_done, typename P::State *g_result, dr_done_t done)
+                 unsigned int *g_done, typename P::State *g_result, dr_nan_out_t nan_out, dr_done_t done)
 {
-    finish<P>(walk<In, P>(g_in, n, first), g_partials, g_done, g_result, done);
+    unsigned nans = 0;
+    const typename P::State s = walk<In, P>(g_in, n, first, nans);
+    dr_nan_flush<P::kOmit>(nans, nan_out.counter);
+    finish<P>(s, g_partials, g_done, g_result, nan_out, done);
 }
 
 /* ---- argmin / argmax ---- */
 
-template <class In, dr_acc_kind_t K, bool IsMax> struct arg_policy {
+template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
     typedef dr_arg_t State;
     typedef typename cmp_of<In>::type C;
     static constexpr int kVec = 16 / sizeof(In);
     static constexpr dr_op_t kOp = IsMax ? DR_ARGMAX : DR_ARGMIN;
+    static constexpr bool kOmit = Omit; /* NaN policy OMIT: a NaN is read as -inf (argmax) or +inf (argmin) */
     struct Thread {
         C best;          /* the best vector extreme so far */
         long long where; /* the index of its vector, -1: none yet */
         dr_arg_t elem;   /* the best of the head and tail elements */
+        unsigned nans;   /* NaN read (OMIT) */
     };
+    /* An element as the comparison value, through the NaN policy's load path. */
+    __device__ static C load(In x, unsigned &nans) { return dr_nan_load<kOmit, kOp>(to_cmp(x), nans); }
     __device__ static State identity()
     {
         State s;
@@ -219,12 +235,13 @@ template <class In, dr_acc_kind_t K, bool IsMax> struct arg_policy {
         t.best = C(0);
         t.where = -1;
         t.elem = identity();
+        t.nans = 0;
         return t;
     }
     __device__ static void element(Thread &t, In x, uint64_t index)
     {
         State c;
-        c.value = to_scalar(to_cmp(x));
+        c.value = to_scalar(load(x, t.nans));
         c.index = index;
         combine(t.elem, c);
     }
@@ -236,14 +253,14 @@ template <class In, dr_acc_kind_t K, bool IsMax> struct arg_policy {
     }
     /* The vector's extreme value, NaN-first (a NaN anywhere makes it NaN): min.NaN/max.NaN for float32 (one
      * instruction), `better` for float64 (its min/max rules' select chain orders -0 and +0, which == ignores). */
-    __device__ static C extreme(const uint4 &v)
+    __device__ static C extreme(const uint4 &v, unsigned &nans)
     {
         In e[kVec];
         memcpy(e, &v, 16);
-        C m = to_cmp(e[0]);
+        C m = load(e[0], nans);
 #pragma unroll
         for (int j = 1; j < kVec; ++j) {
-            const C c = to_cmp(e[j]);
+            const C c = load(e[j], nans);
             if constexpr (std::is_same<C, double>::value) m = better(c, m) ? c : m;
             else m = IsMax ? cmax(m, c) : cmin(m, c);
         }
@@ -251,7 +268,7 @@ template <class In, dr_acc_kind_t K, bool IsMax> struct arg_policy {
     }
     __device__ static void vector(Thread &t, const uint4 &v, size_t vi)
     {
-        const C m = extreme(v);
+        const C m = extreme(v, t.nans);
         const bool take = t.where < 0 || better(m, t.best);
         t.best = take ? m : t.best;
         t.where = take ? (long long)vi : t.where;
@@ -261,7 +278,8 @@ template <class In, dr_acc_kind_t K, bool IsMax> struct arg_policy {
     __device__ static void round(Thread &t, const uint4 (&v)[kUnroll], size_t vi, size_t stride)
     {
         static_assert(kUnroll == 4, "the tree below");
-        const C m0 = extreme(v[0]), m1 = extreme(v[1]), m2 = extreme(v[2]), m3 = extreme(v[3]);
+        const C m0 = extreme(v[0], t.nans), m1 = extreme(v[1], t.nans), m2 = extreme(v[2], t.nans),
+                m3 = extreme(v[3], t.nans);
         const bool b01 = better(m1, m0), b23 = better(m3, m2);
         const C m01 = b01 ? m1 : m0, m23 = b23 ? m3 : m2;
         const bool b = better(m23, m01);
@@ -280,10 +298,11 @@ template <class In, dr_acc_kind_t K, bool IsMax> struct arg_policy {
             In e[kVec];
             memcpy(e, &v, 16);
             int j = kVec - 1;
-            C hit_value = to_cmp(e[kVec - 1]);
+            unsigned again = 0; /* this vector's NaN were counted when it was first read */
+            C hit_value = load(e[kVec - 1], again);
 #pragma unroll
             for (int k = kVec - 1; k >= 0; --k) { /* selects, not e[j]: a run-time index would put e in memory */
-                const C c = to_cmp(e[k]);
+                const C c = load(e[k], again);
                 bool hit;
                 if constexpr (std::is_floating_point<C>::value) hit = t.best != t.best ? c != c : c == t.best;
                 else hit = c == t.best;
@@ -305,10 +324,11 @@ template <class In> struct is_narrow_int {
     static constexpr bool value = std::is_integral<In>::value && sizeof(In) <= 2;
 };
 
-template <class In, dr_acc_kind_t K> struct stats_policy {
+template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
     typedef dr_stats_t State;
     typedef typename cmp_of<In>::type C;
     static constexpr int kVec = 16 / sizeof(In);
+    static constexpr bool kOmit = Omit; /* NaN policy OMIT: a NaN is left out (counted, not an element) */
     static constexpr bool kInt = std::is_integral<In>::value;
     static constexpr bool kSigned = std::is_signed<In>::value;
     /* A thread's exact integer sum: 64 bits hold a thread's share of 8-, 16- and 32-bit integers (below 2^32
@@ -321,6 +341,7 @@ template <class In, dr_acc_kind_t K> struct stats_policy {
         double fsum;  /* floats */
         isum_t isum;  /* integers */
         C lo, hi;
+        unsigned nans; /* NaN left out (OMIT) */
     };
     __device__ static State identity()
     {
@@ -332,7 +353,7 @@ template <class In, dr_acc_kind_t K> struct stats_policy {
     __device__ static Thread start()
     {
         Thread t;
-        t.n = 0, t.mean = 0, t.m2 = 0, t.fsum = 0, t.isum = 0;
+        t.n = 0, t.mean = 0, t.m2 = 0, t.fsum = 0, t.isum = 0, t.nans = 0;
         if constexpr (std::is_floating_point<C>::value) {
             t.lo = (C)__longlong_as_double(0x7ff0000000000000ll);
             t.hi = -t.lo;
@@ -355,6 +376,12 @@ template <class In, dr_acc_kind_t K> struct stats_policy {
     __device__ static void element(Thread &t, In x, uint64_t)
     {
         const C c = to_cmp(x);
+        if constexpr (kOmit) {
+            if (c != c) {
+                ++t.nans;
+                return;
+            }
+        }
         t.lo = cmin(t.lo, c);
         t.hi = cmax(t.hi, c);
         if constexpr (kInt) t.isum += (isum_t)x;
@@ -433,8 +460,47 @@ template <class In, dr_acc_kind_t K> struct stats_policy {
         r.m2 = (a.m2 + b.m2) + delta * (delta * (k * 0.5));
         return r;
     }
+    /* OMIT: a vector's elements that are not NaN as a batch of its own count: NaN are 0 in its sum, +-inf in its
+     * min and max, and the batch mean in its m2 (adding nothing), selects on the load path like the other ops'. */
+    __device__ static void omit_vector(Thread &t, const uint4 &v)
+    {
+        In e[kVec];
+        memcpy(e, &v, 16);
+        const C pinf = (C)__longlong_as_double(0x7ff0000000000000ll);
+        double x[kVec], s = 0;
+        bool nan[kVec];
+        unsigned k = 0;
+        C lo = pinf, hi = -pinf;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+            const C c = to_cmp(e[j]);
+            nan[j] = c != c;
+            k += !nan[j];
+            lo = cmin(lo, nan[j] ? pinf : c);
+            hi = cmax(hi, nan[j] ? -pinf : c);
+            x[j] = nan[j] ? 0.0 : (double)c;
+            s += x[j];
+        }
+        t.nans += kVec - k;
+        t.lo = cmin(t.lo, lo);
+        t.hi = cmax(t.hi, hi);
+        t.fsum += s;
+        if (k == 0) return;
+        const double mean = k == kVec ? s * (1.0 / kVec) : s / k;
+        double q = 0;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+            const double d = nan[j] ? 0.0 : x[j] - mean;
+            q += d * d;
+        }
+        merge(t, k, mean, q);
+    }
     __device__ static void vector(Thread &t, const uint4 &v, size_t)
     {
+        if constexpr (kOmit) {
+            omit_vector(t, v);
+            return;
+        }
         if constexpr (is_narrow_int<In>::value) {
             long long s = 0, q = 0;
             narrow_sums(t, v, s, q);
@@ -450,6 +516,11 @@ template <class In, dr_acc_kind_t K> struct stats_policy {
     {
         static_assert(kUnroll == 4, "the pairs below");
         constexpr long long kK = (long long)kUnroll * kVec;
+        if constexpr (kOmit) {
+#pragma unroll
+            for (int u = 0; u < kUnroll; ++u) omit_vector(t, v[u]);
+            return;
+        }
         if constexpr (is_narrow_int<In>::value) {
             /* |s| < 2^21, q < 2^37, kK q - s^2 < 2^43: exact in 64 bits and in a double */
             long long s = 0, q = 0;
@@ -533,7 +604,7 @@ cudaError_t run_fused(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
     if (ev && (err = cudaEventRecord(ev[0], s)) != cudaSuccess) return err;
     fused_kernel<In, P><<<(unsigned)p->grid[0], r->block, 0, s>>>(
         static_cast<const In *>(r->d_in), r->n, r->first_index, reinterpret_cast<S *>(work + kPartialsOffset),
-        reinterpret_cast<unsigned int *>(work), static_cast<S *>(r->d_result), dr_done_of(r));
+        reinterpret_cast<unsigned int *>(work), static_cast<S *>(r->d_result), dr_nan_out_of(r), dr_done_of(r));
     if ((err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);
     return err;
@@ -542,16 +613,24 @@ cudaError_t run_fused(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStre
 /* The one place a run-time (dtype, op, acc) becomes a policy: f.call<In, P>() for the matching row. */
 template <class F> cudaError_t fused_dispatch(const dr_gpu_reduce_t *r, const F &f)
 {
+/* The OMIT variants are instantiated for the float rows only (integers have no NaN). */
+#define DR_FUSED_CALL(DT, POLICY, ...)                                                                         \
+    {                                                                                                          \
+        if constexpr (dr_is_float_in<dr_in_##DT>::value)                                                       \
+            if (r->nan_omit) return f.template call<dr_in_##DT, POLICY<__VA_ARGS__, true>>();                  \
+        return f.template call<dr_in_##DT, POLICY<__VA_ARGS__, false>>();                                      \
+    }
 #define X(DT, OP, op_, ACC, acc_)                                                                              \
     if (r->dtype == DR_##DT && r->op == DR_##OP && r->acc == DR_ACC_##ACC)                                     \
-        return f.template call<dr_in_##DT, arg_policy<dr_in_##DT, DR_ACC_##ACC, DR_##OP == DR_ARGMAX>>();
+        DR_FUSED_CALL(DT, arg_policy, dr_in_##DT, DR_ACC_##ACC, DR_##OP == DR_ARGMAX)
     DR_ARG_TABLE
 #undef X
 #define X(DT, OP, op_, ACC, acc_)                                                                              \
     if (r->dtype == DR_##DT && r->op == DR_##OP && r->acc == DR_ACC_##ACC)                                     \
-        return f.template call<dr_in_##DT, stats_policy<dr_in_##DT, DR_ACC_##ACC>>();
+        DR_FUSED_CALL(DT, stats_policy, dr_in_##DT, DR_ACC_##ACC)
     DR_STATS_TABLE
 #undef X
+#undef DR_FUSED_CALL
     return cudaErrorInvalidValue;
 }
 

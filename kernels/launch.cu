@@ -88,6 +88,7 @@ extern "C" cudaError_t dr_gpu_plan(const dr_gpu_reduce_t *r, dr_gpu_plan_t *plan
 {
     memset(plan, 0, sizeof *plan);
     if (r->block < 32 || r->block > 1024 || (r->block & (r->block - 1)) != 0) return cudaErrorInvalidValue;
+    if (r->nan_omit && r->kernel != DR_KERNEL_MULTIPASS) return cudaErrorInvalidValue; /* the levels read values */
     if (is_fused(r->acc)) return plan_fused(r, plan);
     /* Exact sums: multipass only (the levels' accumulators are one register; the library refuses the others). */
     if (r->acc == DR_ACC_EXACT)

@@ -22,6 +22,10 @@ extern "C" {
 #define DR_GPU_BULK_FROM_BYTES ((size_t)128 << 20)
 #define DR_GPU_BULK_CHUNK_BYTES 32768
 
+/* The workspace's NaN counter (nan_omit): a uint64 in the header every multipass, fused and exact workspace has
+ * before its partials (zero before first use; the kernel that stores the count returns it to zero). */
+#define DR_GPU_NAN_OFFSET 8
+
 /* Most kernel passes one reduction can take (a teaching level with 32-thread blocks on 2^40 elements needs 7). */
 #define DR_GPU_MAX_PASSES 12
 
@@ -44,6 +48,10 @@ typedef struct {
     size_t bulk_from_bytes; /* multipass: inputs of at least this many bytes take the bulk-copy kernel on Hopper (an
                                exact sum: float64, blocks of 256 or 512); 0 = DR_GPU_BULK_FROM_BYTES. Tests set it
                                low to reach that path with small inputs. */
+    int nan_omit;       /* NaN policy OMIT (src/common/accum.h, "NaN policy"), float types only: each NaN element is
+                           read as dr_nan_fill(op) (stats: left out) and counted. DR_KERNEL_MULTIPASS only */
+    uint64_t *d_nan_count; /* nan_omit: where the kernel stores the NaN count of this reduction (device or mapped host
+                              memory), as it stores the result; the count accumulates at d_work + DR_GPU_NAN_OFFSET */
     uint32_t *d_done;   /* NULL, or a word of mapped host memory: once the result is written, the thread that wrote
                            it stores done_seq there with release semantics at system scope, so a host that reads
                            done_seq there (acquire) reads the whole result without synchronizing the stream.

@@ -162,8 +162,8 @@ template <class In, class Acc, class Op> __device__ __forceinline__ bool combine
     }
 }
 
-template <class In, class Acc, class Op>
-__device__ __forceinline__ Acc combine_vector(Acc acc, const uint4 &v)
+template <class In, class Acc, class Op, bool kOmit>
+__device__ __forceinline__ Acc combine_vector(Acc acc, const uint4 &v, unsigned &nans)
 {
     if constexpr (std::is_integral<In>::value && sizeof(In) <= 2)
         if (combine_small_int<In, Acc, Op>(acc, v)) return acc;
@@ -171,14 +171,22 @@ __device__ __forceinline__ Acc combine_vector(Acc acc, const uint4 &v)
     In e[kVec];
     memcpy(e, &v, 16);
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) acc = Op::combine(acc, dr_widen<Acc>(e[j]));
+    for (int j = 0; j < kVec; ++j) acc = Op::combine(acc, dr_nan_load<kOmit, Op::id>(dr_widen<Acc>(e[j]), nans));
     return acc;
+}
+
+/* One element (a head or a tail). */
+template <class In, class Acc, class Op, bool kOmit>
+__device__ __forceinline__ Acc combine_element(Acc acc, In x, unsigned &nans)
+{
+    return Op::combine(acc, dr_nan_load<kOmit, Op::id>(dr_widen<Acc>(x), nans));
 }
 
 /* This thread's share of the grid-stride walk over g_in[0..n), leaving out the first `skip_vec` vectors (the bulk
  * kernel's): head, 16-byte vectors (kUnroll in flight), tail. */
-template <class In, class Acc, class Op>
-__device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n, size_t skip_vec, Acc acc)
+template <class In, class Acc, class Op, bool kOmit>
+__device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n, size_t skip_vec, Acc acc,
+                                          unsigned &nans)
 {
     constexpr size_t kVec = 16 / sizeof(In);
     const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -186,7 +194,7 @@ __device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n,
     const dr_vector_split<In> split(g_in, n);
 
     /* Head: elements before the first 16-byte boundary (fewer than kVec <= 32 <= nthreads). */
-    if (tid < split.head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
+    if (tid < split.head) acc = combine_element<In, Acc, Op, kOmit>(acc, g_in[tid], nans);
 
     const uint4 *g_vec = reinterpret_cast<const uint4 *>(g_in + split.head);
     const size_t nvec = split.nvec;
@@ -196,13 +204,13 @@ __device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n,
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) v[u] = __ldg(g_vec + i + u * nthreads);
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) acc = combine_vector<In, Acc, Op>(acc, v[u]);
+        for (int u = 0; u < kUnroll; ++u) acc = combine_vector<In, Acc, Op, kOmit>(acc, v[u], nans);
     }
-    for (; i < nvec; i += nthreads) acc = combine_vector<In, Acc, Op>(acc, __ldg(g_vec + i));
+    for (; i < nvec; i += nthreads) acc = combine_vector<In, Acc, Op, kOmit>(acc, __ldg(g_vec + i), nans);
 
     /* Tail: fewer than kVec elements after the last whole vector. */
     const size_t t = split.head + nvec * kVec + tid;
-    if (t < n) acc = Op::combine(acc, dr_widen<Acc>(g_in[t]));
+    if (t < n) acc = combine_element<In, Acc, Op, kOmit>(acc, g_in[t], nans);
     return acc;
 }
 
@@ -211,8 +219,8 @@ __device__ __forceinline__ Acc accumulate(const In *__restrict__ g_in, size_t n,
  * one load at a time), so the only memory round trip starts sooner and fewer instructions stand between it and the
  * result. At these sizes a reduction is latency, not bandwidth. Only in the cluster kernel, whose grid is at most
  * kClusterMax blocks: the extra registers of this path would cost multipass_kernel its occupancy. */
-template <class In, class Acc, class Op>
-__device__ __forceinline__ Acc accumulate_one_round(const In *__restrict__ g_in, unsigned n, Acc acc)
+template <class In, class Acc, class Op, bool kOmit>
+__device__ __forceinline__ Acc accumulate_one_round(const In *__restrict__ g_in, unsigned n, Acc acc, unsigned &nans)
 {
     constexpr unsigned kVec = 16 / sizeof(In);
     const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, nthreads = gridDim.x * blockDim.x;
@@ -223,25 +231,30 @@ __device__ __forceinline__ Acc accumulate_one_round(const In *__restrict__ g_in,
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
         if (tid + u * nthreads < nvec) v[u] = __ldg(g_vec + tid + u * nthreads);
-    if (tid < head) acc = Op::combine(acc, dr_widen<Acc>(g_in[tid]));
+    if (tid < head) acc = combine_element<In, Acc, Op, kOmit>(acc, g_in[tid], nans);
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-        if (tid + u * nthreads < nvec) acc = combine_vector<In, Acc, Op>(acc, v[u]);
+        if (tid + u * nthreads < nvec) acc = combine_vector<In, Acc, Op, kOmit>(acc, v[u], nans);
     const unsigned t = head + nvec * kVec + tid;
-    if (t < n) acc = Op::combine(acc, dr_widen<Acc>(g_in[t]));
+    if (t < n) acc = combine_element<In, Acc, Op, kOmit>(acc, g_in[t], nans);
     return acc;
 }
 
 /* Every block's end: reduce the block, then pass 2 in whichever block finishes last (or, for a grid of one block,
  * write the result directly). The counter's release/acquire orders each block's partial before its count and the
  * counts before the last block's reads (no separate fences: each costs an L2 round trip). */
-template <class Acc, class Op>
-__device__ __forceinline__ void finish(Acc acc, Acc *g_partials, unsigned int *g_done, Acc *g_result,
-                                       dr_done_t done)
+template <class Acc, class Op, bool kOmit>
+__device__ __forceinline__ void finish(Acc acc, unsigned nans, Acc *g_partials, unsigned int *g_done, Acc *g_result,
+                                       dr_nan_out_t nan_out, dr_done_t done)
 {
+    dr_nan_flush<kOmit>(nans, nan_out.counter);
     acc = dr_block_reduce<Op>(acc);
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) *g_result = acc, dr_signal_done(done);
+        if (threadIdx.x == 0) {
+            *g_result = acc;
+            dr_nan_store<kOmit>(nan_out.counter, nan_out.at);
+            dr_signal_done(done);
+        }
         return;
     }
     __shared__ bool s_last;
@@ -257,15 +270,21 @@ __device__ __forceinline__ void finish(Acc acc, Acc *g_partials, unsigned int *g
     Acc v = dr_identity<Op, Acc>();
     for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) v = Op::combine(v, (Acc)partials[b]);
     v = dr_block_reduce<Op>(v);
-    if (threadIdx.x == 0) *g_result = v, dr_signal_done(done);
+    if (threadIdx.x == 0) {
+        *g_result = v;
+        dr_nan_store<kOmit>(nan_out.counter, nan_out.at);
+        dr_signal_done(done);
+    }
 }
 
-template <class In, class Acc, class Op>
+template <class In, class Acc, class Op, bool kOmit>
 __global__ void __launch_bounds__(1024)
     multipass_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result,
-                     dr_done_t done)
+                     dr_nan_out_t nan_out, dr_done_t done)
 {
-    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>()), g_partials, g_done, g_result, done);
+    unsigned nans = 0;
+    const Acc acc = accumulate<In, Acc, Op, kOmit>(g_in, n, 0, dr_identity<Op, Acc>(), nans);
+    finish<Acc, Op, kOmit>(acc, nans, g_partials, g_done, g_result, nan_out, done);
 }
 
 /* Large inputs on Hopper: chunk c (kBulkStageBytes of whole vectors) belongs to block c % gridDim.x, so each block's
@@ -274,12 +293,13 @@ __global__ void __launch_bounds__(1024)
  * thread waits on the mbarrier, reduces its vectors of the stage, and the block's barrier then frees the stage for
  * the next copy. What does not fill a whole chunk (the last vectors, the head and tail elements) goes through the
  * register walk. */
-template <class In, class Acc, class Op>
+template <class In, class Acc, class Op, bool kOmit>
 __global__ void __launch_bounds__(1024)
     multipass_bulk_kernel(const In *__restrict__ g_in, size_t n, Acc *g_partials, unsigned int *g_done, Acc *g_result,
-                          dr_done_t done)
+                          dr_nan_out_t nan_out, dr_done_t done)
 {
     Acc acc = dr_identity<Op, Acc>();
+    unsigned nans = 0;
     size_t bulk_vec = 0; /* vectors the bulk copies cover */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(128) unsigned char s_stage[]; /* kBulkStages x kBulkStageBytes */
@@ -322,30 +342,38 @@ __global__ void __launch_bounds__(1024)
         const uint4 *v = reinterpret_cast<const uint4 *>(s_stage + stage * kBulkStageBytes);
 #pragma unroll 8
         for (unsigned k = threadIdx.x; k < kBulkStageBytes / 16; k += blockDim.x)
-            acc = combine_vector<In, Acc, Op>(acc, v[k]);
+            acc = combine_vector<In, Acc, Op, kOmit>(acc, v[k], nans);
         __syncthreads(); /* every thread is done with this stage before the copy engine refills it */
         const size_t next = chunk + (size_t)kBulkStages * gridDim.x;
         if (threadIdx.x == 0 && next < nchunks) issue(next, stage);
         if (++stage == kBulkStages) stage = 0, parity ^= 1;
     }
 #endif /* never launched below sm_90: plan_multipass checks; there everything takes the register walk */
-    finish<Acc, Op>(accumulate<In, Acc, Op>(g_in, n, bulk_vec, acc), g_partials, g_done, g_result, done);
+    acc = accumulate<In, Acc, Op, kOmit>(g_in, n, bulk_vec, acc, nans);
+    finish<Acc, Op, kOmit>(acc, nans, g_partials, g_done, g_result, nan_out, done);
 }
 
 /* Small inputs on Hopper: the grid is one thread-block cluster (at most kClusterMax blocks). The blocks meet at the
  * cluster barrier and block 0 reads the others' partials straight from their shared memory (distributed shared
  * memory): no global partials, no atomic, no L2 round trips, which is most of the time of a small reduction. */
-template <class In, class Acc, class Op>
+template <class In, class Acc, class Op, bool kOmit>
 __global__ void __launch_bounds__(1024)
-    multipass_cluster_kernel(const In *__restrict__ g_in, size_t n, Acc *g_result, dr_done_t done)
+    multipass_cluster_kernel(const In *__restrict__ g_in, size_t n, Acc *g_result, dr_nan_out_t nan_out,
+                             dr_done_t done)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     const bool one_round = n <= (size_t)gridDim.x * blockDim.x * kUnroll * (16 / sizeof(In));
-    Acc acc = one_round ? accumulate_one_round<In, Acc, Op>(g_in, (unsigned)n, dr_identity<Op, Acc>())
-                        : accumulate<In, Acc, Op>(g_in, n, 0, dr_identity<Op, Acc>());
+    unsigned nans = 0;
+    Acc acc = one_round ? accumulate_one_round<In, Acc, Op, kOmit>(g_in, (unsigned)n, dr_identity<Op, Acc>(), nans)
+                        : accumulate<In, Acc, Op, kOmit>(g_in, n, 0, dr_identity<Op, Acc>(), nans);
+    dr_nan_flush<kOmit>(nans, nan_out.counter);
     acc = dr_block_reduce<Op>(acc);
     if (gridDim.x == 1) { /* launched without a cluster: the block is the grid */
-        if (threadIdx.x == 0) *g_result = acc, dr_signal_done(done);
+        if (threadIdx.x == 0) {
+            *g_result = acc;
+            dr_nan_store<kOmit>(nan_out.counter, nan_out.at);
+            dr_signal_done(done);
+        }
         return;
     }
     __shared__ Acc s_partial;
@@ -356,11 +384,15 @@ __global__ void __launch_bounds__(1024)
         Acc v = threadIdx.x < cluster.num_blocks() ? *cluster.map_shared_rank(&s_partial, threadIdx.x)
                                                    : dr_identity<Op, Acc>();
         v = dr_warp_reduce<Op>(v);
-        if (threadIdx.x == 0) *g_result = v, dr_signal_done(done);
+        if (threadIdx.x == 0) {
+            *g_result = v;
+            dr_nan_store<kOmit>(nan_out.counter, nan_out.at); /* the cluster barrier ordered every block's flush */
+            dr_signal_done(done);
+        }
     }
     cluster.sync(); /* every block's shared memory must outlive block 0's reads */
 #else
-    (void)g_in, (void)n, (void)g_result, (void)done; /* never launched below sm_90: plan_multipass checks */
+    (void)g_in, (void)n, (void)g_result, (void)nan_out, (void)done; /* never launched below sm_90 */
 #endif
 }
 
@@ -374,28 +406,30 @@ uint64_t log2_ceil(uint64_t x)
 }
 
 /* The register kernel's full grid, cached per (row, device, block). */
-template <class In, class Acc, class Op> cudaError_t resident_blocks(int device, int block, size_t *out)
+template <class In, class Acc, class Op, bool kOmit> cudaError_t resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    return dr_gpu_fill_grid((const void *)multipass_kernel<In, Acc, Op>, 0, 1 << 30, device, block, cached, out);
+    return dr_gpu_fill_grid((const void *)multipass_kernel<In, Acc, Op, kOmit>, 0, 1 << 30, device, block, cached,
+                            out);
 }
 
 /* The bulk kernel's: its stages in dynamic shared memory, kBulkBlocksPerSm at most. */
-template <class In, class Acc, class Op> cudaError_t bulk_resident_blocks(int device, int block, size_t *out)
+template <class In, class Acc, class Op, bool kOmit>
+cudaError_t bulk_resident_blocks(int device, int block, size_t *out)
 {
     static int cached[64][11];
-    return dr_gpu_fill_grid((const void *)multipass_bulk_kernel<In, Acc, Op>, (size_t)kBulkStages * kBulkStageBytes,
-                     kBulkBlocksPerSm, device, block, cached, out);
+    return dr_gpu_fill_grid((const void *)multipass_bulk_kernel<In, Acc, Op, kOmit>,
+                            (size_t)kBulkStages * kBulkStageBytes, kBulkBlocksPerSm, device, block, cached, out);
 }
 
 /* Compiled like every kernel in this file: its attributes say which code of this file a device runs. */
 __global__ void arch_probe() {}
 
 /* The bulk plan: one block per kBulkStageBytes of input up to a full grid. */
-template <class In, class Acc, class Op> cudaError_t plan_bulk(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
+template <class In, class Acc, class Op, bool kOmit> cudaError_t plan_bulk(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
 {
     size_t resident = 0;
-    cudaError_t err = bulk_resident_blocks<In, Acc, Op>(r->device, r->block, &resident);
+    cudaError_t err = bulk_resident_blocks<In, Acc, Op, kOmit>(r->device, r->block, &resident);
     if (err != cudaSuccess) return err;
     const size_t bytes = r->n * sizeof(In), kVec = 16 / sizeof(In);
     size_t grid = ceil_div(bytes, kBulkStageBytes);
@@ -416,17 +450,18 @@ template <class In, class Acc, class Op> cudaError_t plan_bulk(const dr_gpu_redu
     return cudaSuccess;
 }
 
-template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
+template <class In, class Acc, class Op, bool kOmit>
+cudaError_t plan_multipass(const dr_gpu_reduce_t *r, dr_gpu_plan_t *p)
 {
     cudaError_t err = cudaSuccess;
     const size_t bulk_from = r->bulk_from_bytes ? r->bulk_from_bytes : DR_GPU_BULK_FROM_BYTES;
     if (r->n * sizeof(In) >= bulk_from) {
         int hopper = 0;
         if ((err = dr_gpu_hopper_paths(r->device, &hopper)) != cudaSuccess) return err;
-        if (hopper) return plan_bulk<In, Acc, Op>(r, p);
+        if (hopper) return plan_bulk<In, Acc, Op, kOmit>(r, p);
     }
     size_t resident = 0;
-    if ((err = resident_blocks<In, Acc, Op>(r->device, r->block, &resident)) != cudaSuccess) return err;
+    if ((err = resident_blocks<In, Acc, Op, kOmit>(r->device, r->block, &resident)) != cudaSuccess) return err;
     /* Each thread should get at least one full round of kUnroll vectors before another block is worth it. */
     const size_t per_block = (size_t)r->block * kUnroll * (16 / sizeof(In));
     size_t grid = ceil_div(r->n, per_block);
@@ -452,7 +487,7 @@ template <class In, class Acc, class Op> cudaError_t plan_multipass(const dr_gpu
     return cudaSuccess;
 }
 
-template <class In, class Acc, class Op>
+template <class In, class Acc, class Op, bool kOmit>
 cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cudaStream_t s, cudaEvent_t *ev)
 {
     char *work = static_cast<char *>(r->d_work);
@@ -461,8 +496,9 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
     const In *in = static_cast<const In *>(r->d_in);
     Acc *result = static_cast<Acc *>(r->d_result);
     const dr_done_t done = dr_done_of(r);
+    const dr_nan_out_t nan_out = dr_nan_out_of(r);
     if (p->cluster && p->grid[0] == 1) {
-        multipass_cluster_kernel<In, Acc, Op><<<1, r->block, 0, s>>>(in, r->n, result, done);
+        multipass_cluster_kernel<In, Acc, Op, kOmit><<<1, r->block, 0, s>>>(in, r->n, result, nan_out, done);
     } else if (p->cluster) {
         cudaLaunchConfig_t cfg = {};
         cudaLaunchAttribute attr[1];
@@ -475,16 +511,16 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
         cfg.stream = s;
         cfg.attrs = attr;
         cfg.numAttrs = 1;
-        err = cudaLaunchKernelEx(&cfg, multipass_cluster_kernel<In, Acc, Op>, in, r->n, result, done);
+        err = cudaLaunchKernelEx(&cfg, multipass_cluster_kernel<In, Acc, Op, kOmit>, in, r->n, result, nan_out, done);
     } else if (p->bulk) {
         const size_t smem = (size_t)kBulkStages * kBulkStageBytes;
-        multipass_bulk_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, smem, s>>>(
+        multipass_bulk_kernel<In, Acc, Op, kOmit><<<(unsigned)p->grid[0], r->block, smem, s>>>(
             in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result,
-            done);
+            nan_out, done);
     } else {
-        multipass_kernel<In, Acc, Op><<<(unsigned)p->grid[0], r->block, 0, s>>>(
+        multipass_kernel<In, Acc, Op, kOmit><<<(unsigned)p->grid[0], r->block, 0, s>>>(
             in, r->n, reinterpret_cast<Acc *>(work + kPartialsOffset), reinterpret_cast<unsigned int *>(work), result,
-            done);
+            nan_out, done);
     }
     if (err != cudaSuccess || (err = cudaGetLastError()) != cudaSuccess) return err;
     if (ev) err = cudaEventRecord(ev[1], s);
@@ -494,14 +530,24 @@ cudaError_t run_multipass(const dr_gpu_reduce_t *r, const dr_gpu_plan_t *p, cuda
 struct plan_fn {
     const dr_gpu_reduce_t *r;
     dr_gpu_plan_t *p;
-    template <class In, class Acc, class Op> cudaError_t call() const { return plan_multipass<In, Acc, Op>(r, p); }
+    template <class In, class Acc, class Op> cudaError_t call() const
+    {
+        if constexpr (dr_is_float_in<In>::value)
+            if (r->nan_omit) return plan_multipass<In, Acc, Op, true>(r, p);
+        return plan_multipass<In, Acc, Op, false>(r, p);
+    }
 };
 struct run_fn {
     const dr_gpu_reduce_t *r;
     const dr_gpu_plan_t *p;
     cudaStream_t s;
     cudaEvent_t *ev;
-    template <class In, class Acc, class Op> cudaError_t call() const { return run_multipass<In, Acc, Op>(r, p, s, ev); }
+    template <class In, class Acc, class Op> cudaError_t call() const
+    {
+        if constexpr (dr_is_float_in<In>::value)
+            if (r->nan_omit) return run_multipass<In, Acc, Op, true>(r, p, s, ev);
+        return run_multipass<In, Acc, Op, false>(r, p, s, ev);
+    }
 };
 
 } // namespace

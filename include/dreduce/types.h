@@ -70,6 +70,13 @@ typedef enum {
  * means nothing for them). */
 typedef enum { DR_ACC_WIDE = 0, DR_ACC_NATIVE, DR_ACC_MODE_EXACT, DR_ACC_MODE_COUNT } dr_acc_mode_t;
 
+/* What a NaN element of a float array means (src/common/accum.h, "NaN policy"). PROPAGATE (default): a value like
+ * any, as NumPy's plain functions take it (a sum with a NaN is NaN, argmin finds the first NaN, a quantile of an
+ * array holding NaN is NaN). OMIT: a missing value, as NumPy's nan* functions take it (np.nansum, np.nanmin,
+ * np.nanargmin, np.nanmean, np.nanvar, np.nanquantile, ...): every op answers for the elements that are not NaN, and
+ * the result says how many were left out. Integer arrays have no NaN: OMIT changes nothing there. */
+typedef enum { DR_NAN_PROPAGATE = 0, DR_NAN_OMIT, DR_NAN_POLICY_COUNT } dr_nan_policy_t;
+
 /* The type a reduction accumulates (and reports) in. Signed sums and products wrap modulo 2^64 like the unsigned
  * ones: that keeps them exact and associative, so every grid and rank count gives the same bits. */
 typedef enum {

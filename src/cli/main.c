@@ -102,6 +102,7 @@ static void config_from_options(const dr_options_t *o, dreduce_config_t *cfg)
     cfg->cpu_threads = o->threads;
     cfg->timeout = o->timeout;
     cfg->time_passes = 1; /* the report shows each kernel pass's time */
+    cfg->nan = o->nan;
 }
 
 /* The shard: this rank's elements of the generated array, in GPU memory (generated there) or host memory. */
@@ -130,6 +131,7 @@ typedef struct {
     int passes, deterministic;
     dreduce_result_t result;
     uint64_t depth;        /* this rank's longest rounding path */
+    uint64_t nan_omitted;  /* --nan omit: this rank's NaN left out (a distribution's: dist_info.local_nan_count) */
     /* the verification */
     dr_check_t check;      /* rank 0: the combined result against the merged reference */
     int any_local_bad;     /* some rank's own partial was wrong; a distribution: some rank's copy of the result */
@@ -342,6 +344,7 @@ static void repeat(run_t *r)
         for (size_t i = 0; i < sizeof got / sizeof got[0]; ++i) level_samples(r, got[i].level)[k] = got[i].ms;
     }
     r->depth = tm.depth;
+    r->nan_omitted = tm.nan_count;
 }
 
 /* ---- Distributions (--op histogram, quantile, median) ---- */
@@ -587,7 +590,8 @@ static void verify_quantile(run_t *r)
     dr_scalar_t stats[2 * DREDUCE_MAX_Q], w[2 * DREDUCE_MAX_Q];
     for (size_t i = 0; i < nq; ++i) stats[2 * i] = root.order[i].lower, stats[2 * i + 1] = root.order[i].upper;
     /* With NaN in the array every result is NaN: only the elements and the NaN are counted. */
-    const size_t k = root.info.nan_count ? 0 : dr_reference_distinct(o->dtype, stats, 2 * nq, w);
+    const int omit = o->nan == DR_NAN_OMIT;
+    const size_t k = root.info.nan_count && !omit ? 0 : dr_reference_distinct(o->dtype, stats, 2 * nq, w);
     const size_t words = DR_REF_RANK_WORDS(k);
     uint64_t mine[DR_REF_RANK_WORDS(2 * DREDUCE_MAX_Q)], sum[DR_REF_RANK_WORDS(2 * DREDUCE_MAX_Q)];
     memset(mine, 0, sizeof mine);
@@ -600,7 +604,7 @@ static void verify_quantile(run_t *r)
         abort_job(DR_ERR_RUNTIME);
     dreduce_watch_end(r->ctx);
     if (r->rank == 0)
-        dr_reference_check_quantile(o->dtype, nq, o->dist.q, r->values, r->order, &r->dist_info, w, k, sum,
+        dr_reference_check_quantile(o->dtype, nq, o->dist.q, r->values, r->order, &r->dist_info, w, k, sum, omit,
                                     &r->check);
 }
 
@@ -633,11 +637,14 @@ static dr_status_t feed_reference(const run_t *r, dr_reference_t *ref, int start
 {
     const dr_options_t *o = r->o;
     if (r->from_file) {
-        if (start) dr_reference_init(ref, r->acc, o->op);
+        if (start) {
+            dr_reference_init(ref, r->acc, o->op);
+            dr_reference_set_nan(ref, o->nan);
+        }
         ref_feed_t feed = {ref, o->dtype, r->info.threads};
         return dreduce_file_scan(r->ctx, &r->file, o->op, (size_t)16 << 20, feed_chunk, &feed);
     }
-    if (start) dr_reference_compute(&o->gen, r->acc, r->first, r->count, r->info.threads, ref);
+    if (start) dr_reference_compute_nan(&o->gen, r->acc, o->nan, r->first, r->count, r->info.threads, ref);
     else dr_reference_generate(&o->gen, r->first, r->count, r->info.threads, ref);
     return DR_OK;
 }
@@ -645,11 +652,46 @@ static dr_status_t feed_reference(const run_t *r, dr_reference_t *ref, int start
 /* A result against its reference. Whether it has a value is checked too, by the rule the header states for
  * dreduce_result_t.no_value, independently of the library's: min, max, the bitwise ops, argmin and argmax of an
  * array with no element have none, every other result has one. */
-static void check_result(const dr_reference_t *ref, const dreduce_result_t *res, uint64_t depth, dr_check_t *out)
+static void check_result(const dr_reference_t *ref, const dreduce_result_t *res, uint64_t depth, int whole,
+                         dr_check_t *out)
 {
     const dr_op_t op = ref->op;
-    const int want_none = ref->count == 0 && (op == DR_MIN || op == DR_MAX || op == DR_BAND || op == DR_BOR ||
-                                              op == DR_BXOR || op == DR_ARGMIN || op == DR_ARGMAX);
+    /* NaN policy OMIT, an array of NaN only (the whole array's result; a rank's own partial holds the identity):
+     * min and max are NaN, argmin and argmax have no value (accum.h, "NaN policy"). The stats reference's count
+     * excludes the NaN already. */
+    const int all_nan = whole && ref->omit && ref->count > 0 && ref->nan_left == ref->count &&
+                        !dr_acc_kind_is_stats(ref->acc);
+    const int want_none = (ref->count == 0 && (op == DR_MIN || op == DR_MAX || op == DR_BAND || op == DR_BOR ||
+                                               op == DR_BXOR || op == DR_ARGMIN || op == DR_ARGMAX)) ||
+                          (all_nan && dr_op_is_arg(op));
+    if (whole && ref->omit && res->nan_count != ref->nan_left) {
+        memset(out, 0, sizeof *out);
+        out->expected = out->error = out->bound = NAN;
+        snprintf(out->detail, sizeof out->detail, "%s: %" PRIu64 " NaN left out, expected %" PRIu64,
+                 dreduce_op_name(op), res->nan_count, ref->nan_left);
+        return;
+    }
+    if (all_nan && dr_op_is_arg(op)) {
+        memset(out, 0, sizeof *out);
+        out->expected = out->error = out->bound = NAN;
+        out->exact = 1;
+        out->pass = res->no_value != 0;
+        snprintf(out->detail, sizeof out->detail, "%s of %" PRIu64 " NaN (omitted): %s, as np.nan%s raises%s",
+                 dreduce_op_name(op), ref->count, res->no_value ? "no value" : "a value", dreduce_op_name(op),
+                 out->pass ? "" : " FAILED");
+        return;
+    }
+    if (all_nan && (op == DR_MIN || op == DR_MAX)) {
+        memset(out, 0, sizeof *out);
+        const double got = dreduce_result_double(res);
+        out->expected = NAN;
+        out->error = out->bound = 0;
+        out->exact = 1;
+        out->pass = isnan(got) && !res->no_value;
+        snprintf(out->detail, sizeof out->detail, "%s of %" PRIu64 " NaN (omitted): %g, expected nan (np.nan%s)%s",
+                 dreduce_op_name(op), ref->count, got, dreduce_op_name(op), out->pass ? "" : " FAILED");
+        return;
+    }
     if (want_none != (res->no_value != 0)) {
         memset(out, 0, sizeof *out);
         out->expected = out->error = out->bound = NAN;
@@ -698,7 +740,7 @@ static void verify(run_t *r)
     dreduce_result_t partial;
     dr_check_t local_check;
     if (dreduce_local_partial(r->ctx, &partial) != DR_OK) abort_job(DR_ERR_RUNTIME);
-    check_result(&ref, &partial, r->depth, &local_check);
+    check_result(&ref, &partial, r->depth, 0, &local_check);
     int local_bad = 0;
     if (!local_check.pass) {
         local_bad = 1;
@@ -719,7 +761,7 @@ static void verify(run_t *r)
         for (int i = 1; i < r->nranks; ++i) dr_reference_merge(&total, &refs[i]);
         /* The combine adds at most one rounding (or merge) per rank (a linear chain, whatever algorithm MPI picks). */
         const uint64_t total_depth = max_depth + (uint64_t)r->nranks;
-        check_result(&total, &r->result, total_depth, &r->check);
+        check_result(&total, &r->result, total_depth, 1, &r->check);
         free(refs);
     }
 }
@@ -747,6 +789,7 @@ static void make_record(const run_t *r, dr_rank_record_t *rec)
     rec->first = r->first;
     rec->count = r->count;
     rec->depth = r->depth;
+    rec->nan_omitted = o->nan != DR_NAN_OMIT ? 0 : o->dist.on ? r->dist_info.local_nan_count : r->nan_omitted;
     rec->generate_ms = r->gen_ms;
     for (int p = 0; p < DREDUCE_MAX_PASSES; ++p)
         rec->pass_ms[p] = p < r->passes ? dr_median(pass_samples(r, p), o->iters) : NAN;
@@ -797,6 +840,7 @@ static dr_status_t report(run_t *r)
             .result = r->result.value, .no_value = r->result.no_value, .stats = r->result.stats,
             .counts = r->counts, .edges = r->edges, .values = r->values, .order = r->order,
             .dist_info = r->dist_info,
+            .nan_omitted = o->nan != DR_NAN_OMIT ? 0 : o->dist.on ? r->dist_info.nan_count : r->result.nan_count,
             .deterministic = r->deterministic,
             .check = r->check, .ranks = recs,
         };

@@ -40,6 +40,12 @@ static const char usage_text[] =
     "      --data D         random (default) | iota | ones | const:V | spread (floats: random signs and binades\n"
     "                       over the type's range; integers and products: as random)\n"
     "      --seed S         seed of the random data (default 1)\n"
+    "      --nans F         floats: make about this fraction of the elements NaN (0..1, e.g. 0.01; default 0),\n"
+    "                       the same elements at any rank count, with random signs and payloads\n"
+    "      --nan P          propagate (default): a NaN is a value, as NumPy's plain functions take it;\n"
+    "                       omit: a NaN is missing, as NumPy's nan* functions (nansum, nanmin, nanargmin,\n"
+    "                       nanmean, nanvar, nanquantile, ...): every op answers for the other elements and\n"
+    "                       the report says how many NaN it left out\n"
     "      --input PATH     reduce the array in PATH instead: NumPy .npy (its header gives the type and count;\n"
     "                       --type, if given, must agree), an HDF5 dataset (parallel HDF5, when compiled in),\n"
     "                       or raw binary (--type required); each rank reads only its own part, with MPI-IO\n"
@@ -399,7 +405,7 @@ enum opt_id {
     OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
     OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
     OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION,
-    OPT_INPUT, OPT_OFFSET, OPT_DATASET, OPT_BINS, OPT_RANGE, OPT_Q
+    OPT_INPUT, OPT_OFFSET, OPT_DATASET, OPT_BINS, OPT_RANGE, OPT_Q, OPT_NAN, OPT_NANS
 };
 
 static const struct {
@@ -419,7 +425,7 @@ static const struct {
     {"format", 0, 1, OPT_FORMAT},     {"output", 'o', 1, OPT_OUTPUT},    {"help", 'h', 0, OPT_HELP},
     {"version", 0, 0, OPT_VERSION},   {"input", 0, 1, OPT_INPUT},        {"offset", 0, 1, OPT_OFFSET},
     {"dataset", 0, 1, OPT_DATASET},   {"bins", 0, 1, OPT_BINS},          {"range", 0, 1, OPT_RANGE},
-    {"q", 0, 1, OPT_Q},
+    {"q", 0, 1, OPT_Q},               {"nan", 0, 1, OPT_NAN},            {"nans", 0, 1, OPT_NANS},
 };
 
 /* Match `s` against a list of names; on failure, name the allowed ones. */
@@ -490,6 +496,19 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
         if (dr_acc_mode_parse(v, &o->acc_mode) != 0)
             return fail(err, errlen, "invalid --acc '%s': allowed: wide, native, exact", v);
         return 0;
+    case OPT_NAN:
+        if (dr_nan_policy_parse(v, &o->nan) != 0)
+            return fail(err, errlen, "invalid --nan '%s': allowed: propagate, omit", v);
+        return 0;
+    case OPT_NANS: {
+        char *end;
+        const double f = strtod(v, &end);
+        if (*v == '\0' || isspace((unsigned char)*v) || *end != '\0' || !(f >= 0.0 && f <= 1.0))
+            return fail(err, errlen, "invalid --nans '%s': expected a fraction in 0..1 (e.g. 0.01)", v);
+        o->gen.nan_threshold = (uint64_t)llround(f * 4294967296.0);
+        o->nans = f;
+        return 0;
+    }
     case OPT_DATA:
         if (strcmp(v, "random") == 0) o->gen.pattern = DR_DATA_RANDOM;
         else if (strcmp(v, "iota") == 0) o->gen.pattern = DR_DATA_IOTA;
@@ -633,7 +652,7 @@ static int dist_check(dr_options_t *o, char *err, size_t errlen)
 dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char *err, size_t errlen)
 {
     const char *const_text = NULL;
-    int count_given = 0, data_given = 0, seed_given = 0; /* options that describe generated data */
+    int count_given = 0, data_given = 0, seed_given = 0, nans_given = 0; /* options that describe generated data */
     err[0] = '\0';
     for (int i = 1; i < argc; ++i) {
         const char *arg = argv[i], *value = NULL;
@@ -693,6 +712,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
         count_given |= opt_table[k].id == OPT_COUNT;
         data_given |= opt_table[k].id == OPT_DATA;
         seed_given |= opt_table[k].id == OPT_SEED;
+        nans_given |= opt_table[k].id == OPT_NANS;
         if (apply(opt_table[k].id, opt_table[k].name, value, o, &const_text, err, errlen) != 0) return DR_PARSE_ERROR;
     }
     /* Checks that need the whole command line. With --input the file holds the whole array: its count (and for a
@@ -702,6 +722,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
         const char *clash = count_given ? "-n/--count cannot be used with --input (the file decides the count)"
                             : data_given ? "--data cannot be used with --input (the data come from the file)"
                             : seed_given ? "--seed cannot be used with --input (the data come from the file)"
+                            : nans_given ? "--nans cannot be used with --input (the data come from the file)"
                             : o->scaling == DR_SCALING_WEAK
                                 ? "--scaling weak cannot be used with --input (the ranks split the file's array)"
                                 : NULL;
@@ -752,6 +773,16 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
              "teaching levels accumulate in one register)", dr_kernel_name(o->kernel));
         return DR_PARSE_ERROR;
     }
+    if (o->gen.nan_threshold && !dr_dtype_is_float(o->dtype) && !o->input[0]) {
+        fail(err, errlen, "--nans %g cannot be used with --type %s (an integer type has no NaN)", o->nans,
+             dr_dtype_name(o->dtype));
+        return DR_PARSE_ERROR;
+    }
+    if (o->nan == DR_NAN_OMIT && o->kernel != DR_KERNEL_MULTIPASS) {
+        fail(err, errlen, "--nan omit cannot be used with --kernel %s (omitting NaN runs on the multipass kernel; "
+             "the teaching levels read every element as a value)", dr_kernel_name(o->kernel));
+        return DR_PARSE_ERROR;
+    }
     o->gen.dtype = o->dtype;
     o->gen.op = o->op;
     if (o->gen.pattern == DR_DATA_CONST && dr_parse_const(const_text, o->dtype, &o->gen.const_bits, err, errlen) != 0)
@@ -797,10 +828,10 @@ void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
     snprintf(buf, len,
              "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64
              " kernel=%s block=%d iters=%d warmup=%d verify=%d device=%s misalign=%d scaling=%s combine=%s staging=%d"
-             " allreduce=%d ranks_per_node=%d %s offset=%" PRIu64 " input=%s",
+             " allreduce=%d ranks_per_node=%d %s offset=%" PRIu64 " input=%s nan=%s nans=%" PRIu64,
              o->n, dr_dtype_name(o->dtype), dr_options_op_name(o), dr_acc_mode_name(o->acc_mode),
              dr_pattern_name(o->gen.pattern), o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
              o->warmup, o->verify, devices[o->device], o->misalign, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
              o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node, dist,
-             o->input_offset, o->input);
+             o->input_offset, o->input, dr_nan_policy_name(o->nan), o->gen.nan_threshold);
 }

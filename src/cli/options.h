@@ -63,6 +63,8 @@ typedef struct {
     char dataset[512];      /* --dataset: an HDF5 input's dataset, "" = the file's only one */
     int type_given;         /* --type was given: a .npy file's dtype must then agree with it */
     dr_dist_options_t dist; /* --op histogram, quantile, median and their --bins, --range, --q */
+    dr_nan_policy_t nan;    /* --nan: what a NaN element means (PROPAGATE, OMIT) */
+    double nans;            /* --nans: the fraction of float elements generated as NaN (gen.nan_threshold) */
 } dr_options_t;
 
 typedef enum { DR_PARSE_OK = 0, DR_PARSE_HELP, DR_PARSE_VERSION, DR_PARSE_ERROR } dr_parse_result_t;

@@ -97,6 +97,21 @@ static void read_double(const ref_source_t *s, uint64_t j0, size_t m, double *x)
     }
 }
 
+/* NaN policy OMIT (accum.h, "NaN policy"), written here apart from the library's load paths: a block's NaN
+ * replaced by NumPy's value for the op (0 for sums, 1 for products, +inf for min and argmin, -inf for max and
+ * argmax: np.nansum's, np.nanprod's, ... replacement) and counted into *left. */
+static void omit_block(int omit, dr_op_t op, double *x, size_t m, uint64_t *left)
+{
+    if (!omit) return;
+    const double fill = op == DR_PROD ? 1.0 : op == DR_MIN || op == DR_ARGMIN ? INFINITY
+                       : op == DR_MAX || op == DR_ARGMAX ? -INFINITY : 0.0;
+    for (size_t k = 0; k < m; ++k)
+        if (isnan(x[k])) {
+            x[k] = fill;
+            ++*left;
+        }
+}
+
 static int dtype_is_signed(dr_dtype_t t) { return t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64; }
 
 /* ---- Folding a block into an accumulator of kind K (field F, C type T) with the accumulator's own combine rules
@@ -128,7 +143,8 @@ static int dtype_is_signed(dr_dtype_t t) { return t == DR_INT8 || t == DR_INT16 
     }
 
 /* Elements b..e-1 into *v (kind acc, op), a block at a time; not for float sums and products, nor exact sums. */
-static void fold_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, uint64_t b, uint64_t e, dr_value_t *v)
+static void fold_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, uint64_t b, uint64_t e, dr_value_t *v,
+                          int omit, uint64_t *left)
 {
     int64_t si[REF_BLOCK];
     uint64_t ui[REF_BLOCK];
@@ -137,6 +153,7 @@ static void fold_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, 
         const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
         if (dr_acc_kind_is_float(acc)) {
             read_double(s, j0, m, d);
+            omit_block(omit, op, d, m, left);
             if (acc == DR_ACC_F32) REF_FOLD_FLOAT(float, f32, f32, d)
             else REF_FOLD_FLOAT(double, f64, f64, d)
         } else if (dtype_is_signed(s->dtype)) {
@@ -336,7 +353,8 @@ static int ref_arg_better(int cls, int is_max, dr_scalar_t v, uint64_t i, dr_sca
     return cmp == 0 ? i < bi : is_max ? cmp > 0 : cmp < 0;
 }
 
-static void arg_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, uint64_t b, uint64_t e, dr_arg_t *a)
+static void arg_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, uint64_t b, uint64_t e, dr_arg_t *a,
+                         int omit, uint64_t *left)
 {
     const int cls = ref_class(acc), is_max = op == DR_ARGMAX;
     int64_t si[REF_BLOCK];
@@ -345,6 +363,7 @@ static void arg_elements(const ref_source_t *s, dr_acc_kind_t acc, dr_op_t op, u
     for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
         const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
         read_block(s, cls, j0, m, d, si, ui);
+        if (cls == REF_FLOAT) omit_block(omit, op, d, m, left);
         for (size_t k = 0; k < m; ++k) {
             dr_scalar_t v;
             if (cls == REF_FLOAT) v.f64 = isnan(d[k]) ? dr_bits_to_f64(0x7fffffffffffffffull) : d[k];
@@ -510,6 +529,11 @@ static void stats_pass1(const ref_source_t *s, dr_acc_kind_t acc, uint64_t b, ui
             read_double(s, j0, m, d);
             for (size_t k = 0; k < m; ++k) {
                 const double x = d[k];
+                if (r->omit && isnan(x)) { /* OMIT: not an element (np.nanmean, np.nanvar) */
+                    ++r->nan_left;
+                    --r->count;
+                    continue;
+                }
                 dr_ref_exact_add(&r->exact_sum, x);
                 lo.f64 = dr_min_f64(lo.f64, x);
                 hi.f64 = dr_max_f64(hi.f64, x);
@@ -669,7 +693,7 @@ static void accumulate(const ref_source_t *src, dr_acc_kind_t acc, uint64_t b, u
     }
     r->count += e - b;
     if (dr_acc_kind_is_arg(acc)) {
-        arg_elements(src, acc, r->op, b, e, &r->exact.arg);
+        arg_elements(src, acc, r->op, b, e, &r->exact.arg, r->omit, &r->nan_left);
         return;
     }
     if (dr_acc_kind_is_stats(acc)) {
@@ -677,7 +701,7 @@ static void accumulate(const ref_source_t *src, dr_acc_kind_t acc, uint64_t b, u
         return;
     }
     if (!dr_acc_kind_is_float(acc) || (acc != DR_ACC_EXACT && !is_float_sum_or_prod(r))) {
-        fold_elements(src, acc, r->op, b, e, &r->exact);
+        fold_elements(src, acc, r->op, b, e, &r->exact, r->omit, &r->nan_left);
         return;
     }
     /* The double-double pair and the sum of magnitudes in locals, not through r: kept in registers across the
@@ -687,6 +711,7 @@ static void accumulate(const ref_source_t *src, dr_acc_kind_t acc, uint64_t b, u
     for (uint64_t j0 = b; j0 < e; j0 += REF_BLOCK) {
         const size_t m = e - j0 < REF_BLOCK ? (size_t)(e - j0) : REF_BLOCK;
         read_double(src, j0, m, block);
+        omit_block(r->omit, r->op, block, m, &r->nan_left);
         for (size_t k = 0; k < m; ++k) {
             double x = block[k];
             if (acc == DR_ACC_EXACT) {
@@ -720,6 +745,7 @@ static void ref_worker(void *ctx, int i, int k)
     unsigned long long b, e;
     dr_parallel_slice(job->n, i, k, &b, &e);
     dr_reference_init(r, job->acc, job->op);
+    r->omit = job->target->omit;
     if (job->target->pass == 2) { /* a part of pass 2: about the target's centers */
         r->pass = 2;
         r->own_valid = 1;
@@ -743,6 +769,7 @@ static void run_job(int nthreads, dr_reference_t *into)
 void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from)
 {
     into->count += from->count;
+    into->nan_left += from->nan_left;
     if (dr_acc_kind_is_arg(into->acc)) {
         const dr_arg_t *a = &from->exact.arg;
         if (ref_arg_better(ref_class(into->acc), into->op == DR_ARGMAX, a->value, a->index, into->exact.arg.value,
@@ -780,13 +807,22 @@ void dr_reference_merge(dr_reference_t *into, const dr_reference_t *from)
 void dr_reference_compute(const dr_gen_t *g, dr_acc_kind_t acc, uint64_t first, uint64_t n, int nthreads,
                           dr_reference_t *out)
 {
+    dr_reference_compute_nan(g, acc, DR_NAN_PROPAGATE, first, n, nthreads, out);
+}
+
+void dr_reference_compute_nan(const dr_gen_t *g, dr_acc_kind_t acc, dr_nan_policy_t nan, uint64_t first, uint64_t n,
+                              int nthreads, dr_reference_t *out)
+{
     ref_job.src = (ref_source_t){g, NULL, g->dtype, first};
     ref_job.acc = acc;
     ref_job.op = g->op;
     ref_job.n = n;
     dr_reference_init(out, acc, g->op);
+    dr_reference_set_nan(out, nan);
     run_job(nthreads, out);
 }
+
+void dr_reference_set_nan(dr_reference_t *r, dr_nan_policy_t nan) { r->omit = nan == DR_NAN_OMIT; }
 
 void dr_reference_generate(const dr_gen_t *g, uint64_t first, uint64_t n, int nthreads, dr_reference_t *r)
 {
@@ -1474,7 +1510,7 @@ static void scalar_text(int cls, dr_scalar_t s, char *buf, size_t len)
 
 void dr_reference_check_quantile(dr_dtype_t dtype, size_t nq, const double *q, const double *values,
                                  const dreduce_order_stat_t *order, const dreduce_dist_info_t *info,
-                                 const dr_scalar_t *w, size_t k, const uint64_t *ref, dr_check_t *out)
+                                 const dr_scalar_t *w, size_t k, const uint64_t *ref, int omit, dr_check_t *out)
 {
     memset(out, 0, sizeof *out);
     out->exact = 1;
@@ -1482,16 +1518,19 @@ void dr_reference_check_quantile(dr_dtype_t dtype, size_t nq, const double *q, c
     out->expected = nq ? values[0] : NAN;
     char *d = out->detail;
     const size_t dl = sizeof out->detail;
-    const uint64_t nan = ref[2 * k], n = ref[2 * k + 1];
+    const uint64_t nan = ref[2 * k], all = ref[2 * k + 1];
     const int cls = order_class(dtype);
-    if (!info->valid || info->count != n || info->nan_count != nan) {
+    if (!info->valid || info->count != all || info->nan_count != nan) {
         snprintf(d, dl, "quantile: info valid %d, count %" PRIu64 ", NaN %" PRIu64 "; the ranks hold %" PRIu64
-                 " elements, %" PRIu64 " NaN FAILED", info->valid, info->count, info->nan_count, n, nan);
+                 " elements, %" PRIu64 " NaN FAILED", info->valid, info->count, info->nan_count, all, nan);
         return;
     }
+    /* NaN policy OMIT: np.nanquantile, the quantiles of the elements that are not NaN (NaN only: NaN). */
+    const uint64_t n = omit ? all - nan : all;
+    const int want_nan = omit ? n == 0 : nan > 0;
     for (size_t i = 0; i < nq; ++i) {
         const dreduce_order_stat_t *o = &order[i];
-        if (nan) { /* NumPy: NaN anywhere makes every quantile NaN */
+        if (want_nan) { /* NumPy: NaN anywhere makes every quantile NaN (np.nanquantile: NaN only does) */
             if (!isnan(values[i])) {
                 snprintf(d, dl, "quantile %.17g of %" PRIu64 " elements with %" PRIu64 " NaN: got %.17g, expected "
                          "nan FAILED", q[i], n, nan, values[i]);
@@ -1549,9 +1588,13 @@ void dr_reference_check_quantile(dr_dtype_t dtype, size_t nq, const double *q, c
         }
     }
     out->pass = 1;
-    if (nan)
-        snprintf(d, dl, "%zu quantile(s) of %" PRIu64 " elements holding %" PRIu64 " NaN: nan, as NumPy gives", nq, n,
-                 nan);
+    if (want_nan)
+        snprintf(d, dl, "%zu quantile(s) of %" PRIu64 " elements holding %" PRIu64 " NaN: nan, as NumPy gives", nq,
+                 all, nan);
+    else if (omit && nan)
+        snprintf(d, dl, "%zu quantile(s) of the %" PRIu64 " elements that are not NaN (%" PRIu64 " left out, as "
+                 "np.nanquantile): each order statistic an element at its rank, the ranks and weights NumPy's, each "
+                 "value NumPy's lerp bit for bit", nq, n, nan);
     else
         snprintf(d, dl, "%zu quantile(s) of %" PRIu64 ": each order statistic an element at its rank (count(x < v) <= "
                  "rank < count(x <= v)), the ranks and weights NumPy's, each value NumPy's lerp bit for bit", nq, n);

@@ -84,6 +84,8 @@ typedef struct {
     double max_abs;             /* largest |x| over finite elements */
     /* stats, pass 2 (dr_reference_begin_pass2): sum (x - c)^2 over finite elements as double-doubles, about the
      * whole array's mean (center) and about this reference's own (own_center; own_m2 valid while own_valid) */
+    int omit;                   /* NaN policy OMIT: NaN elements replaced by the op's NumPy value (stats: left out) */
+    uint64_t nan_left;          /* OMIT: NaN elements replaced or left out (count includes them, stats' does not) */
     int pass;                   /* 1, or 2 */
     int own_valid;
     double center[2], own_center[2];
@@ -94,6 +96,13 @@ typedef struct {
  * report their indices as these global ones). For stats: pass 1 (see dr_reference_begin_pass2). */
 void dr_reference_compute(const dr_gen_t *g, dr_acc_kind_t acc, uint64_t first, uint64_t n, int nthreads,
                           dr_reference_t *out);
+
+/* dr_reference_compute under a NaN policy (OMIT: as NumPy's nan* functions; accum.h, "NaN policy"). */
+void dr_reference_compute_nan(const dr_gen_t *g, dr_acc_kind_t acc, dr_nan_policy_t nan, uint64_t first, uint64_t n,
+                              int nthreads, dr_reference_t *out);
+
+/* The NaN policy of an empty reference (dr_reference_init's: PROPAGATE), before elements are added. */
+void dr_reference_set_nan(dr_reference_t *r, dr_nan_policy_t nan);
 
 /* Add elements first..first+n-1 of g's array to *r (as dr_reference_compute, without starting anew): a stats
  * reference's pass 2 over its shard once more. */
@@ -219,9 +228,10 @@ void dr_reference_check_hist(dr_dtype_t dtype, uint32_t bins, const double *rang
 
 /* Quantiles q[0..nq) (values, order, info) against ref, the ranks' rank counts for the values w[0..k) (the order
  * statistics' distinct values, ascending; k 0 where the result is NaN). */
+/* omit: the NaN policy OMIT (np.nanquantile). */
 void dr_reference_check_quantile(dr_dtype_t dtype, size_t nq, const double *q, const double *values,
                                  const dreduce_order_stat_t *order, const dreduce_dist_info_t *info,
-                                 const dr_scalar_t *w, size_t k, const uint64_t *ref, dr_check_t *out);
+                                 const dr_scalar_t *w, size_t k, const uint64_t *ref, int omit, dr_check_t *out);
 
 
 #endif

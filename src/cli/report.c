@@ -282,6 +282,28 @@ static void table_quantiles(const dr_report_t *r, FILE *f)
     }
 }
 
+/* --nan omit: how many NaN were left out, in all and by rank; and NumPy's warning where every element was NaN. */
+static void table_nan(const dr_report_t *r, FILE *f)
+{
+    const dr_options_t *o = r->opt;
+    if (o->nan != DR_NAN_OMIT) return;
+    fprintf(f, "NaN omitted (--nan omit, as NumPy's nan* functions): %" PRIu64 " of %" PRIu64 " elements", r->nan_omitted,
+            r->n_total);
+    if (r->nranks > 1 && r->nranks <= 16) {
+        fprintf(f, " (");
+        for (int i = 0; i < r->nranks; ++i)
+            fprintf(f, "%srank %d: %" PRIu64, i ? ", " : "", i, r->ranks[i].nan_omitted);
+        fprintf(f, ")");
+    }
+    fprintf(f, "\n");
+    if (r->n_total > 0 && r->nan_omitted == r->n_total && !o->dist.on &&
+        (o->op == DR_MIN || o->op == DR_MAX || o->op == DR_STATS || dr_op_is_arg(o->op)))
+        fprintf(f, "warning: every element is NaN: %s (NumPy: \"All-NaN slice encountered\")\n",
+                dr_op_is_arg(o->op) ? "no index to give (np.nanargmin/np.nanargmax raise)"
+                : o->op == DR_STATS ? "the count is 0, the mean and variances NaN"
+                                    : "the result is NaN");
+}
+
 /* The passes, after the result: what each read of the rank's part did (their times are the node table's rows). */
 static void table_passes(const dr_report_t *r, FILE *f)
 {
@@ -294,7 +316,7 @@ static void table_passes(const dr_report_t *r, FILE *f)
         fprintf(f, "passes: %d read%s of each rank's part: a radix select over the elements' keys, the first pass "
                    "counting their leading digit (and the elements and NaN), each later one the next digit of the "
                    "keys still in play%s\n", p, p == 1 ? "" : "s",
-                r->dist_info.nan_count ? " (NaN found: no more passes)" : "");
+                r->dist_info.nan_count && r->opt->nan != DR_NAN_OMIT ? " (NaN found: no more passes)" : "");
     fprintf(f, "(local N, combine N: pass N's reading and counting on each rank, and its combine across ranks)\n");
 }
 
@@ -491,7 +513,9 @@ static void write_table(const dr_report_t *r, FILE *f)
     }
     if (!o->dist.on) {
         fprintf(f, "\nresult: %s (%s)\n", result, dr_acc_kind_name(dr_acc_result_kind(r->acc)));
+        table_nan(r, f);
     } else {
+        table_nan(r, f);
         if (is_hist(r)) table_histogram(r, f);
         else table_quantiles(r, f);
         table_passes(r, f);
@@ -590,12 +614,13 @@ static void write_json(const dr_report_t *r, FILE *f)
     fprintf(f, "  \"config\": {\"n\": %" PRIu64 ", \"n_total\": %" PRIu64 ", \"type\": \"%s\", \"op\": \"%s\", "
                "\"acc\": \"%s\", \"acc_type\": \"%s\", \"kernel\": \"%s\", \"block\": %d, \"data\": \"%s\", "
                "\"seed\": %" PRIu64 ", \"iters\": %d, \"warmup\": %d, \"scaling\": \"%s\", \"combine\": \"%s\", "
-               "\"allreduce\": %s, \"ranks\": %d, \"nodes\": %d, \"emulated_nodes\": %s},\n",
+               "\"allreduce\": %s, \"ranks\": %d, \"nodes\": %d, \"emulated_nodes\": %s, \"nan\": \"%s\", "
+               "\"nans\": %.17g},\n",
             o->n, r->n_total, dr_dtype_name(o->dtype), dr_options_op_name(o), dr_acc_mode_name(o->acc_mode),
             dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel), r->ranks[0].block, data_name(o), o->gen.seed, o->iters,
             o->warmup, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", o->allreduce ? "true" : "false", r->nranks, r->nnodes,
-            r->emulated ? "true" : "false");
+            r->emulated ? "true" : "false", dr_nan_policy_name(o->nan), o->nans);
     /* a distribution's arguments (null for a reduction, and where not given) */
     const dr_dist_options_t *d = &o->dist;
     fprintf(f, "  \"bins\": ");
@@ -643,7 +668,7 @@ static void write_json(const dr_report_t *r, FILE *f)
                    "\"m2\": \"%s\", \"min\": \"%s\", \"max\": \"%s\"",
                 t.count, t.sum, t.mean, t.var_pop, t.var_sample, t.m2, t.min, t.max);
     }
-    fprintf(f, "},\n");
+    fprintf(f, ", \"nan_omitted\": %" PRIu64 "},\n", r->nan_omitted);
     fprintf(f, "  \"verification\": {\"enabled\": %s", o->verify ? "true" : "false");
     if (o->verify) {
         fprintf(f, ", \"pass\": %s, \"exact\": %s, \"expected\": ", r->check.pass ? "true" : "false",
@@ -691,8 +716,8 @@ static void write_json(const dr_report_t *r, FILE *f)
                 b->bound_cpu ? "true" : "false", b->widened ? "true" : "false", b->bound_mem ? "true" : "false",
                 rec->shared_gpu ? "true" : "false", b->affinity_outside_gpu ? "true" : "false");
         json_string(f, b->note);
-        fprintf(f, ",\n     \"first\": %" PRIu64 ", \"count\": %" PRIu64 ", \"generate_ms\": ", rec->first,
-                rec->count);
+        fprintf(f, ",\n     \"first\": %" PRIu64 ", \"count\": %" PRIu64 ", \"nan_omitted\": %" PRIu64
+                   ", \"generate_ms\": ", rec->first, rec->count, rec->nan_omitted);
         json_number(f, rec->generate_ms);
         fprintf(f, ", \"pass_ms\": [");
         for (int p = 0; p < rec->passes; ++p) {
@@ -739,7 +764,7 @@ static void write_csv(const dr_report_t *r, FILE *f, int header)
         fprintf(f, "schema_version,node,node_name,emulated,level,ranks,min_ms,median_ms,max_ms,slowest_rank,gbs,"
                    "n_total,type,op,acc_type,kernel,block,nranks,nnodes,scaling,combine,path,total_ms,aggregate_gbs,"
                    "result,verified,index,count,sum,mean,var_pop,var_sample,min,max,nan,passes,bins,lo,hi,below,"
-                   "above,counts,edges,q,values,lower,upper,lower_rank,upper_rank,gamma\n");
+                   "above,counts,edges,q,values,lower,upper,lower_rank,upper_rank,gamma,nan_policy,nan_omitted\n");
     level_stats_t rows[DR_REPORT_MAX_ROWS];
     for (int node = 0; node < r->nnodes; ++node) {
         int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
@@ -755,7 +780,7 @@ static void write_csv(const dr_report_t *r, FILE *f, int header)
                     o->combine == DR_COMBINE_FLAT ? "flat" : "hier", r->path_text, total_ms(r), aggregate_gbs(r),
                     result, !o->verify ? "off" : r->check.pass ? "pass" : "fail", extra);
             csv_dist(r, f, node == 0 && strcmp(name, "total") == 0);
-            fputc('\n', f);
+            fprintf(f, ",%s,%" PRIu64 "\n", dr_nan_policy_name(o->nan), r->nan_omitted);
         }
     }
 }

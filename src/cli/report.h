@@ -12,8 +12,9 @@
 #include "reference.h"
 
 /* 2: stats, argmin, argmax (their result fields; CSV columns index..max); 3: histogram, quantile, median (their
- * result fields, the levels local N / combine N and combine; CSV columns nan..gamma) */
-#define DR_REPORT_SCHEMA_VERSION 3
+ * result fields, the levels local N / combine N and combine; CSV columns nan..gamma); 4: the NaN policy (config
+ * nan, nans; result nan_omitted; each rank's nan_omitted; CSV columns nan_policy, nan_omitted) */
+#define DR_REPORT_SCHEMA_VERSION 4
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
  * the host's time around it beyond the kernels' own: clearing the partial, launching, seeing the kernels end;
@@ -50,6 +51,7 @@ typedef struct {
     char device_name[64];
     uint64_t first, count;  /* the shard: global index of its first element, and its length */
     uint64_t depth;         /* longest rounding path of the local reduction */
+    uint64_t nan_omitted;   /* NaN policy OMIT: NaN elements of the shard left out (0 under PROPAGATE) */
     double generate_ms;
     double pass_ms[DREDUCE_MAX_PASSES];
     double level_ms[DR_LEVEL_COUNT];
@@ -69,6 +71,7 @@ typedef struct {
     dr_value_t result;       /* argmin/argmax: result.arg */
     int no_value;            /* the array had no element and the op has no value for that (dreduce_result_t) */
     dr_stats_result_t stats; /* stats (acc a DR_ACC_STATS_* kind) */
+    uint64_t nan_omitted;    /* NaN policy OMIT: NaN elements of the whole array left out */
     /* a distribution (opt->dist.on), rank 0's result: */
     const uint64_t *counts;  /* histogram: opt->dist.bins counts */
     const double *edges;     /* histogram: opt->dist.bins + 1 edges */

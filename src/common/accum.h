@@ -497,6 +497,25 @@ DR_HD void dr_stats_combine(dr_acc_kind_t k, dr_stats_t *a, const dr_stats_t *b)
     }
 }
 
+/* ---- NaN policy (dr_nan_policy_t) ----
+ *
+ * With DR_NAN_OMIT a NaN element of a float array is a missing value, as in NumPy's nan* functions. Those are
+ * defined by replacement (numpy/lib/_nanfunctions_impl.py, _replace_nan): each NaN becomes a value and the plain
+ * function reduces the result, np.nansum with 0, np.nanprod with 1, np.nanargmin with +inf and np.nanargmax with
+ * -inf (so np.nanargmin([nan, inf]) is 0: the replaced element comes first). dreduce replaces in the element's load
+ * path, the same value (dr_nan_fill), for sum (in every accumulator: +0.0 is an exact sum's term like any, and
+ * nansum([-0.0, nan]) is +0.0 as NumPy's), prod, argmin and argmax, and for min and max their identities +inf and
+ * -inf (np.nanmin/np.nanmax skip NaN). stats and the order statistics leave the element out altogether:
+ * np.nanmean and np.nanvar divide by the count of the others, np.nanquantile takes the others. Every level counts
+ * the NaN it left out, and the result says how many. An array of NaN only (every element left out) has no minimum,
+ * maximum or extreme: np.nanmin gives NaN and warns, and so does dreduce; np.nanargmin raises, and dreduce's result
+ * has no value. */
+DR_HD double dr_nan_fill(dr_op_t op)
+{
+    const double inf = dr_bits_to_f64(0x7ff0000000000000ull);
+    return op == DR_PROD ? 1.0 : op == DR_MIN || op == DR_ARGMIN ? inf : op == DR_MAX || op == DR_ARGMAX ? -inf : 0.0;
+}
+
 /* ---- Partials of any kind (dr_partial_t): what the CPU backend's threads, chunk folding and the MPI combine hold
  * and combine. An exact partial is always normalized between levels. ---- */
 DR_HD void dr_partial_identity(dr_acc_kind_t k, dr_op_t op, dr_partial_t *p)

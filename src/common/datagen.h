@@ -15,7 +15,10 @@
  *           subnormals up to a cap (float16: all finite ones, to 2^15; bfloat16 and float32: to 2^90; float64: to
  *           2^900): sums of up to 2^36 elements stay finite even in float32, and a run of neighbours spans far more
  *           binades than an exact sum's fast path takes at once (kernels/exact_window.cuh; float16's takes all of
- *           its binades). Integers, and products of any type (which would overflow at once): as random. */
+ *           its binades). Integers, and products of any type (which would overflow at once): as random.
+ * NaN (dr_gen_t.nan_threshold, the program's --nans F): with any pattern but const, a float element is NaN where a
+ * hash of its index falls below F of the range, with a random sign and fraction (quiet and signalling NaN alike),
+ * so the NaN are the same elements at any rank count and on host and device. */
 #ifndef DREDUCE_DATAGEN_H
 #define DREDUCE_DATAGEN_H
 
@@ -32,6 +35,8 @@ typedef struct {
     dr_op_t op;          /* random data for prod differs (see above) */
     uint64_t seed;
     uint64_t const_bits; /* DR_DATA_CONST: the value's bits in the low dr_dtype_size(dtype) bytes */
+    uint64_t nan_threshold; /* floats: element i is NaN where a hash of i, 32 bits, is below this (0: none; 2^32:
+                               every element) */
 } dr_gen_t;
 
 /* SplitMix64 finaliser: a bijection on 64 bits with good avalanche. */
@@ -114,6 +119,20 @@ DR_HD uint64_t dr_gen_spread_bits(const dr_gen_t *g, uint64_t index, int exp_bit
 }
 DR_HD int dr_gen_is_spread(const dr_gen_t *g) { return g->pattern == DR_DATA_SPREAD && g->op != DR_PROD; }
 
+/* Whether float element i is NaN (nan_threshold), and its bits: a random sign and nonzero fraction. */
+DR_HD int dr_gen_is_nan(const dr_gen_t *g, uint64_t i)
+{
+    return g->nan_threshold && g->pattern != DR_DATA_CONST &&
+           (dr_mix64(dr_gen_bits(g->seed, i) ^ 0x3c6ef372fe94f82bull) >> 32) < g->nan_threshold;
+}
+DR_HD uint64_t dr_gen_nan_bits(const dr_gen_t *g, uint64_t i, int exp_bits, int frac_bits)
+{
+    const uint64_t r = dr_mix64(dr_gen_bits(g->seed, i) ^ 0xa54ff53a5f1d36f1ull);
+    uint64_t frac = r & ((1ull << frac_bits) - 1);
+    if (!frac) frac = 1;
+    return ((r >> 63) << (exp_bits + frac_bits)) | (((1ull << exp_bits) - 1) << frac_bits) | frac;
+}
+
 /* Typed generators: element `index` of the global array. */
 DR_HD int32_t dr_gen_int32(const dr_gen_t *g, uint64_t i)
 {
@@ -149,11 +168,13 @@ DR_HD uint16_t dr_gen_uint16(const dr_gen_t *g, uint64_t i)
 }
 DR_HD float dr_gen_float32(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_nan(g, i)) return dr_bits_to_f32((uint32_t)dr_gen_nan_bits(g, i, 8, 23));
     if (dr_gen_is_spread(g)) return dr_bits_to_f32((uint32_t)dr_gen_spread_bits(g, i, 8, 23, 127 + 90));
     return g->pattern == DR_DATA_CONST ? dr_bits_to_f32((uint32_t)g->const_bits) : (float)dr_gen_float(g, i, 24);
 }
 DR_HD double dr_gen_float64(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_nan(g, i)) return dr_bits_to_f64(dr_gen_nan_bits(g, i, 11, 52));
     if (dr_gen_is_spread(g)) return dr_bits_to_f64(dr_gen_spread_bits(g, i, 11, 52, 1023 + 900));
     if (g->pattern == DR_DATA_CONST) {
         double d;
@@ -164,11 +185,13 @@ DR_HD double dr_gen_float64(const dr_gen_t *g, uint64_t i)
 }
 DR_HD uint16_t dr_gen_float16(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_nan(g, i)) return (uint16_t)dr_gen_nan_bits(g, i, 5, 10);
     if (dr_gen_is_spread(g)) return (uint16_t)dr_gen_spread_bits(g, i, 5, 10, 30);
     return g->pattern == DR_DATA_CONST ? (uint16_t)g->const_bits : dr_f32_to_f16_exact((float)dr_gen_float(g, i, 11));
 }
 DR_HD uint16_t dr_gen_bfloat16(const dr_gen_t *g, uint64_t i)
 {
+    if (dr_gen_is_nan(g, i)) return (uint16_t)dr_gen_nan_bits(g, i, 8, 7);
     if (dr_gen_is_spread(g)) return (uint16_t)dr_gen_spread_bits(g, i, 8, 7, 127 + 90);
     return g->pattern == DR_DATA_CONST ? (uint16_t)g->const_bits : dr_f32_to_bf16_exact((float)dr_gen_float(g, i, 8));
 }

@@ -26,6 +26,9 @@ static const char *const op_table[DR_OP_COUNT] = {
 static const char *const acc_mode_table[DR_ACC_MODE_COUNT] = {
     [DR_ACC_WIDE] = "wide", [DR_ACC_NATIVE] = "native", [DR_ACC_MODE_EXACT] = "exact"};
 
+static const char *const nan_policy_table[DR_NAN_POLICY_COUNT] = {[DR_NAN_PROPAGATE] = "propagate",
+                                                                   [DR_NAN_OMIT] = "omit"};
+
 static const char *const kernel_table[DR_KERNEL_COUNT] = {
     [DR_KERNEL_NEIGHBORED] = "neighbored", [DR_KERNEL_INTERLEAVED] = "interleaved", [DR_KERNEL_SMEM] = "smem",
     [DR_KERNEL_SMEM2] = "smem2",           [DR_KERNEL_UNROLL] = "unroll",           [DR_KERNEL_SHUFFLE] = "shuffle",
@@ -55,6 +58,7 @@ int dr_dtype_is_float(dr_dtype_t t) { return t < DR_DTYPE_COUNT && dtype_table[t
 int dr_dtype_significand_bits(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_table[t].significand_bits : 0; }
 const char *dr_op_name(dr_op_t op) { return op < DR_OP_COUNT ? op_table[op] : "?"; }
 const char *dr_acc_mode_name(dr_acc_mode_t m) { return m < DR_ACC_MODE_COUNT ? acc_mode_table[m] : "?"; }
+const char *dr_nan_policy_name(dr_nan_policy_t p) { return p < DR_NAN_POLICY_COUNT ? nan_policy_table[p] : "?"; }
 const char *dr_kernel_name(dr_kernel_t k) { return k < DR_KERNEL_COUNT ? kernel_table[k] : "?"; }
 const char *dr_acc_kind_name(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT ? acc_table[k].name : "?"; }
 size_t dr_acc_kind_size(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT ? acc_table[k].size : 0; }
@@ -90,6 +94,14 @@ int dr_acc_mode_parse(const char *s, dr_acc_mode_t *out)
     int i = find_name(s, acc_mode_table, sizeof acc_mode_table[0], DR_ACC_MODE_COUNT);
     if (i < 0) return -1;
     *out = (dr_acc_mode_t)i;
+    return 0;
+}
+
+int dr_nan_policy_parse(const char *s, dr_nan_policy_t *out)
+{
+    int i = find_name(s, nan_policy_table, sizeof nan_policy_table[0], DR_NAN_POLICY_COUNT);
+    if (i < 0) return -1;
+    *out = (dr_nan_policy_t)i;
     return 0;
 }
 

@@ -47,6 +47,8 @@ static dr_status_t ensure(dr_chunks_t *c, size_t bytes, int host_slots, int devi
     if (device_slots && !c->d_partials) {
         DR_CHECK(dr_gpu_alloc((void **)&c->d_partials, chunks * sizeof(dr_partial_t), "chunk partials"));
         DR_CUDA_CHECK(cudaMallocHost((void **)&c->h_partials, chunks * sizeof(dr_partial_t)));
+        DR_CHECK(dr_gpu_alloc((void **)&c->d_nans, chunks * sizeof(uint64_t), "chunk NaN counts"));
+        DR_CUDA_CHECK(cudaMallocHost((void **)&c->h_nans, chunks * sizeof(uint64_t)));
     }
     return DR_OK;
 }
@@ -62,13 +64,16 @@ static dr_status_t kernel_ms(dr_chunks_t *c, int k, double *sum)
 
 /* Fold the n partials waiting in d_partials into *v (in chunk order; *v holds the fold of the earlier ones). */
 static dr_status_t fold_partials(dr_gpu_t *g, dr_chunks_t *c, dr_acc_kind_t acc, dr_op_t op, uint64_t n,
-                                 int *have, dr_partial_t *v)
+                                 int *have, dr_partial_t *v, uint64_t *nans)
 {
     if (n == 0) return DR_OK;
     DR_CUDA_CHECK(cudaMemcpyAsync(c->h_partials, c->d_partials, n * sizeof(dr_partial_t), cudaMemcpyDeviceToHost,
                                   g->stream));
+    if (g->nan_omit)
+        DR_CUDA_CHECK(cudaMemcpyAsync(c->h_nans, c->d_nans, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     for (uint64_t i = 0; i < n; ++i) {
+        if (g->nan_omit) *nans += c->h_nans[i];
         if (*have) dr_partial_combine(acc, op, v, &c->h_partials[i]);
         else *v = c->h_partials[i];
         *have = 1;
@@ -77,8 +82,9 @@ static dr_status_t fold_partials(dr_gpu_t *g, dr_chunks_t *c, dr_acc_kind_t acc,
 }
 
 dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel, int block, dr_dtype_t dtype,
-                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots, uint64_t first,
-                                 dr_chunk_source_fn src, void *state, dr_chunk_stats_t *st)
+                                 dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, size_t slot_elems,
+                                 int use_slots, uint64_t first, dr_chunk_source_fn src, void *state,
+                                 dr_chunk_stats_t *st)
 {
     const size_t esize = dr_dtype_size(dtype);
     memset(st, 0, sizeof *st);
@@ -103,15 +109,17 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
         st->read_ms += now_ms() - r0;
         if (elems == 0) continue;
         if (waiting == DR_CHUNK_PARTIALS) {
-            DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v));
+            DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v, &st->nan_count));
             waiting = 0;
         }
         DR_CUDA_CHECK(cudaStreamWaitEvent(g->copy_stream, c->reduced[k], 0));
         DR_CUDA_CHECK(cudaMemcpyAsync(c->d_slot[k], ptr, elems * esize, cudaMemcpyHostToDevice, g->copy_stream));
         DR_CUDA_CHECK(cudaEventRecord(c->copied[k], g->copy_stream));
         DR_CUDA_CHECK(cudaStreamWaitEvent(g->stream, c->copied[k], 0));
-        DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, c->d_slot[k], elems, first + st->elems, 0));
-        g->req.d_result = c->d_partials + waiting++;
+        DR_CHECK(dr_gpu_set_shape(g, kernel, block, dtype, op, acc, nan, c->d_slot[k], elems, first + st->elems, 0));
+        g->req.d_result = c->d_partials + waiting;
+        if (g->nan_omit) g->req.d_nan_count = c->d_nans + waiting;
+        waiting++;
         DR_CUDA_CHECK(cudaEventRecord(c->kstart[k], g->stream));
         DR_CUDA_CHECK(dr_gpu_reduce(&g->req, &g->plan, g->stream, NULL));
         DR_CUDA_CHECK(cudaEventRecord(c->reduced[k], g->stream));
@@ -124,19 +132,21 @@ dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel
     for (int k = 0; k < DR_CHUNK_SLOTS; ++k)
         if (pending[k]) DR_CHECK(kernel_ms(c, k, &st->local_ms));
     g->req.d_result = g->partial_target;
-    DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v));
+    if (g->nan_omit) g->req.d_nan_count = (uint64_t *)g->partial_target - 1;
+    DR_CHECK(fold_partials(g, c, acc, op, waiting, &have, &v, &st->nan_count));
     if (!have) dr_partial_identity(acc, op, &v); /* no elements on this rank */
     st->depth += st->chunks > 1 ? st->chunks - 1 : 0;
     st->pass_ms[0] = st->local_ms;
     if (st->passes == 0) st->passes = 1;
-    DR_CHECK(dr_gpu_write_partial(g, &v));
+    DR_CHECK(dr_gpu_write_partial(g, &v, st->nan_count));
     st->load_ms = now_ms() - t0;
     return DR_OK;
 }
 
 dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, const dr_parallel_cpus_t *cpus, dr_dtype_t dtype,
-                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, uint64_t first,
-                                 dr_chunk_source_fn src, void *state, dr_partial_t *out, dr_chunk_stats_t *st)
+                                 dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, size_t slot_elems,
+                                 uint64_t first, dr_chunk_source_fn src, void *state, dr_partial_t *out,
+                                 dr_chunk_stats_t *st)
 {
     const size_t esize = dr_dtype_size(dtype);
     memset(st, 0, sizeof *st);
@@ -161,9 +171,10 @@ dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, const dr_parallel
         const double r1 = now_ms();
         st->read_ms += r1 - r0;
         if (elems == 0) continue;
-        uint64_t d = 0;
-        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ptr, elems, first + st->elems, nthreads, cpus, &c->cpu_chunk,
-                                       &d));
+        uint64_t d = 0, nans = 0;
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, nan, ptr, elems, first + st->elems, nthreads, cpus,
+                                       &c->cpu_chunk, &d, &nans));
+        st->nan_count += nans;
         st->local_ms += now_ms() - r1;
         if (st->chunks == 0) *out = c->cpu_chunk;
         else dr_partial_combine(acc, op, out, &c->cpu_chunk);
@@ -195,5 +206,7 @@ void dr_chunks_free(dr_chunks_t *c)
     }
     if (c->d_partials) cudaFree(c->d_partials);
     if (c->h_partials) cudaFreeHost(c->h_partials);
+    if (c->d_nans) cudaFree(c->d_nans);
+    if (c->h_nans) cudaFreeHost(c->h_nans);
     memset(c, 0, sizeof *c);
 }

@@ -30,6 +30,7 @@ typedef struct {
     cudaEvent_t copied[DR_CHUNK_SLOTS], reduced[DR_CHUNK_SLOTS], kstart[DR_CHUNK_SLOTS];
     int events_made;
     dr_partial_t *d_partials, *h_partials; /* DR_CHUNK_PARTIALS chunk partials (device, pinned host) */
+    uint64_t *d_nans, *h_nans;          /* their NaN counts (NaN policy OMIT) */
     int host_malloced;                  /* CPU backend: h_slot[0] is plain malloc'ed memory */
     dr_partial_t cpu_chunk;             /* CPU backend: the partial of the chunk just reduced */
 } dr_chunks_t;
@@ -41,6 +42,7 @@ typedef struct {
     double read_ms;   /* time inside the source (reading) */
     double local_ms;  /* kernel time, every chunk (GPU), or the CPU backend's time */
     uint64_t depth;   /* most roundings along any path: deepest chunk plus the fold */
+    uint64_t nan_count; /* NaN policy OMIT: NaN elements left out */
     int passes;       /* kernel passes of the last chunk */
     double pass_ms[DR_GPU_MAX_PASSES];
 } dr_chunk_stats_t;
@@ -49,14 +51,16 @@ typedef struct {
  * target. slot_elems: elements per chunk; use_slots: the source reads into pinned slots (else it only points).
  * first: the global index of the source's first element (argmin/argmax: each chunk's indices follow on). */
 dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel, int block, dr_dtype_t dtype,
-                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, int use_slots, uint64_t first,
-                                 dr_chunk_source_fn src, void *state, dr_chunk_stats_t *st);
+                                 dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, size_t slot_elems,
+                                 int use_slots, uint64_t first, dr_chunk_source_fn src, void *state,
+                                 dr_chunk_stats_t *st);
 
 /* The same on the CPU backend (nthreads threads, placed on cpus: NULL for not placed); the partial goes to *out. The
  * source reads into one host slot. */
 dr_status_t dr_chunks_reduce_cpu(dr_chunks_t *c, int nthreads, const dr_parallel_cpus_t *cpus, dr_dtype_t dtype,
-                                 dr_op_t op, dr_acc_kind_t acc, size_t slot_elems, uint64_t first,
-                                 dr_chunk_source_fn src, void *state, dr_partial_t *out, dr_chunk_stats_t *st);
+                                 dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, size_t slot_elems,
+                                 uint64_t first, dr_chunk_source_fn src, void *state, dr_partial_t *out,
+                                 dr_chunk_stats_t *st);
 
 void dr_chunks_free(dr_chunks_t *c);
 

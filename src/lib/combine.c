@@ -80,6 +80,8 @@ static void record_merge(const dr_record_t *in, dr_record_t *io)
         if (a->max > b->max || (a->max == b->max && a->max_rank < b->max_rank)) b->max = a->max, b->max_rank = a->max_rank;
     }
     io->ranks += in->ranks;
+    io->count += in->count;
+    io->nan_count += in->nan_count;
     io->failed += in->failed;
     if (in->failed_rank < io->failed_rank) io->failed_rank = in->failed_rank;
     if (in->failed_status > io->failed_status) io->failed_status = in->failed_status;
@@ -140,7 +142,7 @@ dr_status_t dr_record_mpi(dr_acc_mode_t mode, MPI_Datatype *type, MPI_Op *op)
 static const char *const sig_names[DR_SIG_COUNT] = {
     [DR_SIG_DTYPE] = "dtype", [DR_SIG_OP] = "op", [DR_SIG_ACC_MODE] = "acc_mode", [DR_SIG_ACC_KIND] = "accumulator",
     [DR_SIG_COMBINE] = "cfg.combine", [DR_SIG_ALLREDUCE] = "cfg.allreduce", [DR_SIG_RANKS_PER_NODE] = "cfg.ranks_per_node",
-    [DR_SIG_EMPTY] = "empty part",
+    [DR_SIG_NAN] = "nan policy", [DR_SIG_EMPTY] = "empty part",
 };
 
 static void sig_value_text(int field, int32_t v, char *buf, size_t len)
@@ -152,6 +154,7 @@ static void sig_value_text(int field, int32_t v, char *buf, size_t len)
     case DR_SIG_ACC_MODE: name = v >= 0 && v < DR_ACC_MODE_COUNT ? dr_acc_mode_name((dr_acc_mode_t)v) : NULL; break;
     case DR_SIG_ACC_KIND: name = v >= 0 && v < DR_ACC_KIND_COUNT ? dr_acc_kind_name((dr_acc_kind_t)v) : NULL; break;
     case DR_SIG_COMBINE: name = v == DR_COMBINE_HIER ? "hier" : v == DR_COMBINE_FLAT ? "flat" : NULL; break;
+    case DR_SIG_NAN: name = v >= 0 && v < DR_NAN_POLICY_COUNT ? dr_nan_policy_name((dr_nan_policy_t)v) : NULL; break;
     default: break;
     }
     if (name) snprintf(buf, len, "%s", name);
@@ -269,16 +272,21 @@ dr_status_t dr_combine_setup(dr_combine_t *c, dr_acc_mode_t mode, dr_acc_kind_t 
     return DR_OK;
 }
 
-dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig)
+_Static_assert(offsetof(dr_record_t, value) == offsetof(dr_record_t, nan_count) + sizeof(uint64_t),
+               "a partial target is preceded by its NaN count");
+
+dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig, uint64_t count)
 {
-    if (c->have_sig && memcmp(&c->sig, sig, sizeof *sig) == 0) return DR_OK;
+    if (c->have_sig && memcmp(&c->sig, sig, sizeof *sig) == 0 && c->count == count) return DR_OK;
     dr_record_t r;
     dr_record_init(&r, sig, c->rank, DR_OK);
-    /* Everything but the value: the kernel (or the CPU backend) writes that in every call. */
-    const size_t head = offsetof(dr_record_t, value);
+    r.count = count;
+    /* Everything before the NaN count and the value: the kernel (or the CPU backend) writes those in every call. */
+    const size_t head = offsetof(dr_record_t, nan_count);
     if (c->path == DR_PATH_DEVICE) DR_CUDA_CHECK(cudaMemcpy(c->partial, &r, head, cudaMemcpyHostToDevice));
     else memcpy(c->partial, &r, head);
     c->sig = *sig;
+    c->count = count;
     c->have_sig = 1;
     return DR_OK;
 }
@@ -421,7 +429,9 @@ dr_status_t dr_combine_run(dr_combine_t *c, const dr_topology_t *t, dr_combine_m
     times->stage_ms = NAN;
     if (c->path == DR_PATH_STAGED) {
         const double t0 = dr_now_ms();
-        DR_CUDA_CHECK(cudaMemcpy(&c->partial->value, c->device_partial, c->size, cudaMemcpyDeviceToHost));
+        /* the value and the NaN count before it (gpu_backend.h: d_result is preceded by its count) */
+        DR_CUDA_CHECK(cudaMemcpy(&c->partial->nan_count, (const char *)c->device_partial - sizeof(uint64_t),
+                                 c->size + sizeof(uint64_t), cudaMemcpyDeviceToHost));
         times->stage_ms = dr_now_ms() - t0;
     }
     return dr_combine_levels(t, mode, allreduce, wd, blocking, c->mode, c->partial, c->node_result, c->result,

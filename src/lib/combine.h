@@ -48,6 +48,7 @@ typedef enum {
     DR_SIG_COMBINE,
     DR_SIG_ALLREDUCE,
     DR_SIG_RANKS_PER_NODE,
+    DR_SIG_NAN, /* the NaN policy (dr_nan_policy_t) */
     /* Not an argument that must agree: 1 where the rank's part has no element. Its range over the ranks says
      * whether the whole array has any (min 1: none), for the ops that have no value for an empty array. It rides in
      * the signature because the signature is written into the record only when it changes. */
@@ -77,6 +78,10 @@ typedef struct {
     int32_t failed;                 /* how many of them failed locally in this call */
     int32_t failed_rank;            /* the lowest of those (INT32_MAX: none) */
     int32_t failed_status;          /* the worst status among them (a dr_status_t) */
+    uint64_t count;                 /* elements of the ranks' parts, summed (written with the signature) */
+    uint64_t nan_count;             /* of them NaN left out (NaN policy OMIT), summed; written where the value is,
+                                       by the kernel or the CPU backend: it must come right before the value (a
+                                       partial target is preceded by its NaN count: gpu_backend.h) */
     dr_partial_t value;             /* the partial (identity where the rank failed) */
 } dr_record_t;
 
@@ -96,6 +101,7 @@ typedef struct {
     char path_text[192];  /* for the report: "device buffers (CUDA-aware MPI)", ... */
     size_t size;          /* bytes of one accumulator value */
     dr_signature_t sig;   /* the signature in the partial record now */
+    uint64_t count;       /* and the count */
     int have_sig;
     dr_record_t *partial;     /* the rank's record as MPI sees it: device (DEVICE), pinned host (STAGED), mapped
                                  pinned host (MAPPED), plain host (HOST) */
@@ -139,8 +145,9 @@ dr_status_t dr_combine_choose_path(dr_staging_t staging, int nranks, const doubl
 dr_status_t dr_combine_measure(const dr_topology_t *t, dr_combine_mode_t mode, int allreduce, dr_watchdog_t *wd,
                                double us[2]);
 
-/* Write the signature into the partial record when it changed (a device copy on the DEVICE path). */
-dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig);
+/* Write the signature and this rank's element count into the partial record when either changed (a device copy on
+ * the DEVICE path). The NaN count and the value are the local level's to write. */
+dr_status_t dr_combine_set_signature(dr_combine_t *c, const dr_signature_t *sig, uint64_t count);
 
 /* Combine records over the levels: partial is this rank's record, node_result and result scratch records of the
  * same memory kind (the three of dr_combine_t, or host records for a rank that failed). *final gets the record that

@@ -238,6 +238,7 @@ static dr_status_t check_config(const dreduce_config_t *c)
     DR_BAD_ENUM(acc_mode, "--acc", dr_acc_mode_t, DR_ACC_MODE_COUNT)
     DR_BAD_ENUM(combine, "--combine", dr_combine_mode_t, DR_COMBINE_FLAT + 1)
     DR_BAD_ENUM(staging, "--staging", dr_staging_t, DR_STAGING_MAPPED + 1)
+    DR_BAD_ENUM(nan, "--nan", dr_nan_policy_t, DR_NAN_POLICY_COUNT)
 #undef DR_BAD_ENUM
     if (c->acc_mode == DR_ACC_MODE_EXACT && c->kernel != DR_KERNEL_MULTIPASS) {
         dr_error("%s exact sums with the multipass kernel only, and %s is %s (the teaching levels accumulate in one "
@@ -480,10 +481,16 @@ static dr_status_t check_shape(dr_dtype_t dtype, dr_op_t op, dr_acc_mode_t mode)
 
 /* stats, argmin and argmax reduce on a GPU with the multipass kernel only (kernels/fused.cu: the teaching levels
  * accumulate one register). cfg.kernel is each rank's own: a rank's error of its own. */
-static dr_status_t check_kernel(const dreduce_context_t *ctx, dr_op_t op)
+static dr_status_t check_kernel(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op)
 {
-    if (!ctx->is_gpu || ctx->cfg.kernel == DR_KERNEL_MULTIPASS || (op != DR_STATS && !dr_op_is_arg(op)))
-        return DR_OK;
+    if (!ctx->is_gpu || ctx->cfg.kernel == DR_KERNEL_MULTIPASS) return DR_OK;
+    if (ctx->cfg.nan == DR_NAN_OMIT && dr_dtype_is_float(dtype)) {
+        dr_error("%s omit runs on the multipass kernel only, and %s is %s (the teaching levels read every element "
+                 "as a value)",
+                 DR_NAME("cfg.nan", "--nan"), DR_NAME("cfg.kernel", "--kernel"), dr_kernel_name(ctx->cfg.kernel));
+        return DR_ERR_USAGE;
+    }
+    if (op != DR_STATS && !dr_op_is_arg(op)) return DR_OK;
     dr_error("op %s runs with the multipass kernel only, and %s is %s (the teaching levels accumulate one register)",
              dr_op_name(op), DR_NAME("cfg.kernel", "--kernel"), dr_kernel_name(ctx->cfg.kernel));
     return DR_ERR_USAGE;
@@ -538,13 +545,14 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
      * do) still meets the others there, and every rank returns the same status. */
     dr_status_t s = check_shape(dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = check_count(dtype, count);
-    if (s == DR_OK) s = check_kernel(ctx, op);
+    if (s == DR_OK) s = check_kernel(ctx, dtype, op);
     if (s == DR_OK && ctx->is_gpu) s = dr_gpu_use(&ctx->gpu);
     if (s == DR_OK) {
         const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
         s = ensure_combine(ctx, acc, op);
         if (s == DR_OK && ctx->is_gpu)
-            s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, NULL, count, 0, 0);
+            s = dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, ctx->cfg.nan, NULL,
+                                 count, 0, 0);
     }
     s = dr_context_agree(ctx, s, "prepare (every rank reporting its plan)");
     if (s != DR_OK || ctx->topo.nranks == 1) return s;
@@ -621,9 +629,10 @@ static void inject_faults(dreduce_context_t *ctx)
         const size_t size = ctx->comb.acc == DR_ACC_EXACT ? 8 * DR_EXACT_WORDS : ctx->comb.size;
         if (ctx->is_gpu) {
             dr_partial_t v;
-            if (dr_gpu_read_partial(&ctx->gpu, &v) != DR_OK) return;
+            uint64_t nan = 0;
+            if (dr_gpu_read_partial(&ctx->gpu, &v, &nan) != DR_OK) return;
             ((unsigned char *)&v)[size - 1] ^= 1;
-            if (dr_gpu_write_partial(&ctx->gpu, &v) != DR_OK) return;
+            if (dr_gpu_write_partial(&ctx->gpu, &v, nan) != DR_OK) return;
         } else {
             ((unsigned char *)&ctx->partial)[size - 1] ^= 1;
             memcpy(&ctx->comb.partial->value, &ctx->partial, size);
@@ -650,6 +659,7 @@ static void make_signature(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op
     sig->v[DR_SIG_COMBINE] = (int32_t)ctx->cfg.combine;
     sig->v[DR_SIG_ALLREDUCE] = ctx->cfg.allreduce != 0;
     sig->v[DR_SIG_RANKS_PER_NODE] = ctx->cfg.ranks_per_node;
+    sig->v[DR_SIG_NAN] = (int32_t)ctx->cfg.nan;
 }
 
 /* The ops that have no value for an array with no element (dreduce_result_t.no_value): their identity is not data.
@@ -657,6 +667,29 @@ static void make_signature(const dreduce_context_t *ctx, dr_dtype_t dtype, dr_op
 static int op_has_no_empty_value(dr_op_t op)
 {
     return op == DR_MIN || op == DR_MAX || op == DR_BAND || op == DR_BOR || op == DR_BXOR || dr_op_is_arg(op);
+}
+
+/* NaN policy OMIT, an array of NaN only: min and max are NaN, as np.nanmin/np.nanmax give (every element was
+ * replaced by the op's identity, which is not data); argmin/argmax have no value (np.nanargmin raises). */
+static void all_nan_result(dr_acc_kind_t acc, dr_op_t op, dreduce_result_t *out)
+{
+    if (dr_op_is_arg(op)) {
+        out->no_value = 1;
+        out->value.arg.value.f64 = dr_bits_to_f64(0x7fffffffffffffffull);
+        out->value.arg.index = DR_ARG_NONE;
+    } else if (op == DR_MIN || op == DR_MAX) {
+        if (acc == DR_ACC_F32) out->value.f32 = dr_bits_to_f32(0x7fffffffu);
+        else if (acc == DR_ACC_F64) out->value.f64 = dr_bits_to_f64(0x7fffffffffffffffull);
+    }
+}
+
+/* This rank's NaN count of the last reduction, from its partial record (on the DEVICE path, in device memory). */
+static dr_status_t read_nan_count(const dreduce_context_t *ctx, uint64_t *out)
+{
+    if (ctx->comb.path == DR_PATH_DEVICE)
+        DR_CUDA_CHECK(cudaMemcpy(out, &ctx->comb.partial->nan_count, sizeof *out, cudaMemcpyDeviceToHost));
+    else *out = ctx->comb.partial->nan_count;
+    return DR_OK;
 }
 
 /* With a reduce to rank 0 under a timeout (nonblocking collectives), the other ranks never wait for the root: they
@@ -669,7 +702,7 @@ static int op_has_no_empty_value(dr_op_t op)
  * where it is valid, the times. A rank whose local level failed (`local`) still joins the combine, with a host
  * record flagged failed, so that no other rank gets a value mixed from two calls and the collectives stay matched
  * for the next call; it then returns its own error. */
-static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_signature_t *sig,
+static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_signature_t *sig, uint64_t count,
                           dreduce_result_t *out, double t0)
 {
     dreduce_timings_t *tm = &ctx->timings;
@@ -679,7 +712,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
     const int sync = !ctx->cfg.allreduce && !ctx->blocking &&
                      ++ctx->calls % DR_SYNC_EVERY == 0;
     const int allreduce = ctx->cfg.allreduce || ctx->force_allreduce || sync;
-    if (s == DR_OK) s = dr_combine_set_signature(&ctx->comb, sig);
+    if (s == DR_OK) s = dr_combine_set_signature(&ctx->comb, sig, count);
     if (s == DR_OK) {
         inject_faults(ctx);
         s = dr_combine_run(&ctx->comb, &ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, &final, &ct);
@@ -687,6 +720,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
     } else {
         dr_record_t *f = ctx->fail_rec;
         dr_record_init(&f[0], sig, ctx->topo.rank, s);
+        f[0].count = count;
         ct.stage_ms = NAN;
         if (dr_combine_levels(&ctx->topo, ctx->cfg.combine, allreduce, ctx->wd, ctx->blocking, ctx->cfg.acc_mode,
                               &f[0], &f[1], &f[2], &final, &ct) != DR_OK)
@@ -694,6 +728,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         final = NULL; /* our own error stands, whatever the others sent */
     }
     if (sync && !ctx->force_allreduce && ctx->topo.rank != 0) final = NULL; /* rank 0's, as configured */
+    if (s == DR_OK && ctx->cfg.nan == DR_NAN_OMIT) DR_CHECK(read_nan_count(ctx, &tm->nan_count));
     tm->stage_ms = ct.stage_ms;
     tm->node_ms = ct.node_ms;
     tm->global_ms = ct.global_ms;
@@ -707,6 +742,9 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         out->no_value = rec.sig[DR_SIG_EMPTY].min == 1 && op_has_no_empty_value(ctx->comb.op);
         dr_partial_result(ctx->comb.acc, &rec.value, &out->value);
         if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &rec.value, &out->stats);
+        out->count = rec.count;
+        out->nan_count = rec.nan_count;
+        if (rec.count > 0 && rec.nan_count == rec.count) all_nan_result(ctx->comb.acc, ctx->comb.op, out);
     }
     tm->total_ms = dr_now_ms() - t0;
     return s;
@@ -742,7 +780,7 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         return DR_ERR_USAGE;
     }
     DR_CHECK(check_count(dtype, count));
-    DR_CHECK(check_kernel(ctx, op));
+    DR_CHECK(check_kernel(ctx, dtype, op));
     if (dr_op_is_arg(op) && count > DR_ARG_NONE - first) {
         dr_error("first index %llu + count %llu passes the largest index argmin/argmax can report (2^64 - 2)",
                  (unsigned long long)first, (unsigned long long)count);
@@ -756,7 +794,8 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
     if (count > 0 && ctx->is_gpu) DR_CHECK(classify(ctx, buf, &on_device, &managed));
     dreduce_timings_t *tm = &ctx->timings;
     if (ctx->is_gpu && (on_device || count == 0)) {
-        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, buf, count, first, managed));
+        DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, ctx->cfg.nan, buf, count,
+                                  first, managed));
         const double l0 = dr_now_ms();
         DR_CHECK(dr_gpu_reduce_once(&ctx->gpu, ctx->cfg.time_passes ? tm->pass_ms : NULL));
         const double host_ms = dr_now_ms() - l0;
@@ -775,16 +814,18 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         host_source_t src = {buf, count, esize};
         dr_chunk_stats_t st;
         const size_t slot = ctx->cfg.chunk_bytes / esize;
-        DR_CHECK(dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, slot,
-                                      0, first, host_next, &src, &st));
+        DR_CHECK(dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc,
+                                      ctx->cfg.nan, slot, 0, first, host_next, &src, &st));
         record_chunks(tm, &st, esize, 0);
     } else {
         if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
         const double l0 = dr_now_ms();
         uint64_t depth = 0;
-        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, buf, (size_t)count, first, ctx->threads, &ctx->workers,
-                                       &ctx->partial, &depth));
+        uint64_t nans = 0;
+        DR_CHECK(dr_cpu_reduce_checked(dtype, op, acc, ctx->cfg.nan, buf, (size_t)count, first, ctx->threads,
+                                       &ctx->workers, &ctx->partial, &depth, &nans));
         memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
+        ctx->comb.partial->nan_count = nans;
         tm->local_ms = tm->pass_ms[0] = dr_now_ms() - l0;
         tm->passes = 1;
         tm->chunks = 1;
@@ -838,7 +879,7 @@ static dr_status_t reduce_call(dreduce_context_t *ctx, const void *buf, uint64_t
     }
     if (out) local = reduce_local(ctx, buf, count, first, dtype, op);
     else if (placed) dr_error("dreduce_reduce: out is NULL");
-    const dr_status_t s = finish(ctx, local, &sig, res, t0);
+    const dr_status_t s = finish(ctx, local, &sig, count, res, t0);
     dr_watchdog_leave(ctx->wd); /* disarmed on every return path */
     return s;
 }
@@ -890,7 +931,7 @@ dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_
     ctx->have_partial = 0;
     dr_signature_t sig;
     make_signature(ctx, dtype, op, shape_ok, 0, &sig);
-    const dr_status_t s = finish(ctx, why, &sig, res, t0);
+    const dr_status_t s = finish(ctx, why, &sig, 0, res, t0);
     dr_watchdog_leave(ctx->wd);
     return s == DR_OK ? why : s;
 }
@@ -1023,7 +1064,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     DR_CHECK(dr_context_open_file(ctx, mine, file, op, &in, &fi));
     const size_t esize = dr_dtype_size(fi.dtype);
     dr_status_t s = check_shape(fi.dtype, op, ctx->cfg.acc_mode);
-    if (s == DR_OK) s = check_kernel(ctx, op);
+    if (s == DR_OK) s = check_kernel(ctx, fi.dtype, op);
     const dr_acc_kind_t acc = dr_acc_select(fi.dtype, op, ctx->cfg.acc_mode);
     if (s == DR_OK) s = ensure_combine(ctx, acc, op);
     if ((s = dr_context_agree(ctx, s, "read (every rank ready to read its share)")) != DR_OK) {
@@ -1041,12 +1082,13 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     dr_chunk_stats_t st;
     s = dr_input_stream_begin(&in, fi.first, fi.mine, slot, &stream);
     if (s == DR_OK && ctx->is_gpu)
-        s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, fi.dtype, op, acc, slot,
-                                 1, fi.first, file_next, &stream, &st);
+        s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, fi.dtype, op, acc,
+                                 ctx->cfg.nan, slot, 1, fi.first, file_next, &stream, &st);
     else if (s == DR_OK) {
-        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, &ctx->workers, fi.dtype, op, acc, slot, fi.first,
-                                 file_next, &stream, &ctx->partial, &st);
+        s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, &ctx->workers, fi.dtype, op, acc, ctx->cfg.nan, slot,
+                                 fi.first, file_next, &stream, &ctx->partial, &st);
         if (s == DR_OK) memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
+        if (s == DR_OK) ctx->comb.partial->nan_count = st.nan_count;
     }
     dr_input_close(&in);
     if (s == DR_OK) {
@@ -1055,7 +1097,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
         ctx->part_empty = fi.mine == 0;
         if (info) *info = fi;
     }
-    s = finish(ctx, s, &sig, out, t0);
+    s = finish(ctx, s, &sig, fi.mine, out, t0);
     dr_watchdog_leave(ctx->wd);
     return s;
 }
@@ -1110,7 +1152,7 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
     if (ctx->is_gpu) {
         dr_partial_t p;
         DR_CHECK(dr_gpu_use(&ctx->gpu));
-        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &p));
+        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &p, NULL));
         dr_partial_result(ctx->comb.acc, &p, &out->value);
         if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &p, &out->stats);
     } else {
@@ -1128,6 +1170,20 @@ void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out)
     if (!out) return;
     if (ctx) *out = ctx->timings;
     else reset_timings(out);
+}
+
+dr_status_t dreduce_set_nan(dreduce_context_t *ctx, dr_nan_policy_t nan)
+{
+    if (!ctx) {
+        dr_error("dreduce_set_nan: ctx is NULL");
+        return DR_ERR_USAGE;
+    }
+    if ((unsigned)nan >= DR_NAN_POLICY_COUNT) {
+        dr_error("%s is %d: not a dr_nan_policy_t (0 propagate, 1 omit)", DR_NAME("cfg.nan", "--nan"), (int)nan);
+        return DR_ERR_USAGE;
+    }
+    ctx->cfg.nan = nan;
+    return DR_OK;
 }
 
 int dreduce_gpu(const dreduce_context_t *ctx) { return ctx && ctx->is_gpu ? ctx->gpu.device : -1; }

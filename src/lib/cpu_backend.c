@@ -453,12 +453,70 @@ static slice_fn find_slice(dr_dtype_t want_dtype, dr_op_t want_op, dr_acc_kind_t
     return NULL;
 }
 
+/* ---- NaN policy OMIT (accum.h, "NaN policy") ----
+ *
+ * A float slice is read a piece of DR_NAN_PIECE elements at a time (in L2) into the thread's buffer, each NaN replaced
+ * by dr_nan_fill(op) (stats: left out, the others moved up) and counted, and the row's own slice reduces the
+ * buffer; the pieces' partials combine in order. So every row keeps its one slice function, and the replacement is
+ * the only thing OMIT adds (one more pass over the piece in the cache, not through memory). An argmin/argmax piece
+ * keeps its elements' places, so its indices are the global ones. */
+#define DR_NAN_PIECE 16384
+
+/* float16's bits of dr_nan_fill(op): 0, 1.0 (0x3c00), +inf (0x7c00), -inf (0xfc00). */
+static uint16_t f16_fill(dr_op_t op)
+{
+    const double f = dr_nan_fill(op);
+    return f == 0.0 ? 0 : f == 1.0 ? 0x3c00u : f > 0 ? 0x7c00u : 0xfc00u;
+}
+
+static size_t nan_fill_piece(dr_dtype_t dtype, dr_op_t op, const void *in, size_t m, void *buf, uint64_t *nans)
+{
+    const int drop = op == DR_STATS;
+    size_t k = 0, nan = 0;
+#define DR_FILL_PIECE(T, BITS_NAN)                                                                             \
+    do {                                                                                                       \
+        const T *x = in;                                                                                       \
+        T *y = buf, fill;                                                                                      \
+        DR_FILL_VALUE_##T(fill, op);                                                                           \
+        for (size_t i = 0; i < m; ++i) {                                                                       \
+            const T v = x[i];                                                                                  \
+            const int is_nan = BITS_NAN(v);                                                                    \
+            nan += (size_t)is_nan;                                                                             \
+            if (!drop) y[i] = is_nan ? fill : v;                                                               \
+            else if (!is_nan) y[k++] = v;                                                                      \
+        }                                                                                                      \
+    } while (0)
+#define DR_FILL_VALUE_float(f, op) ((f) = (float)dr_nan_fill(op))
+#define DR_FILL_VALUE_double(f, op) ((f) = dr_nan_fill(op))
+/* 16-bit floats: the fill's bits (0, 1, +-inf are exact in both) */
+#define DR_FILL_VALUE_uint16_t(f, op) ((f) = dtype == DR_FLOAT16 ? f16_fill(op) : (uint16_t)(dr_f32_to_bits((float)dr_nan_fill(op)) >> 16))
+#define DR_F_NAN(v) ((v) != (v))
+#define DR_F16_NAN(v) (((v) & 0x7fffu) > 0x7c00u)
+#define DR_BF16_NAN(v) (((v) & 0x7fffu) > 0x7f80u)
+    switch (dtype) {
+    case DR_FLOAT32: DR_FILL_PIECE(float, DR_F_NAN); break;
+    case DR_FLOAT64: DR_FILL_PIECE(double, DR_F_NAN); break;
+    case DR_FLOAT16: DR_FILL_PIECE(uint16_t, DR_F16_NAN); break;
+    case DR_BFLOAT16: DR_FILL_PIECE(uint16_t, DR_BF16_NAN); break;
+    default: break;
+    }
+#undef DR_FILL_PIECE
+    *nans += nan;
+    return drop ? k : m;
+}
+
 typedef struct {
     slice_fn fn;
+    dr_dtype_t dtype;
+    dr_op_t op;
+    dr_acc_kind_t acc;
+    int omit; /* NaN policy OMIT on a float type */
     const void *in;
     size_t n;
     uint64_t first;
     dr_partial_t *partials;
+    uint64_t *nans;  /* per thread */
+    int *failed;     /* per thread: no memory for its piece buffer */
 } reduce_job_t;
 
 static void reduce_worker(void *ctx, int i, int k)
@@ -466,17 +524,38 @@ static void reduce_worker(void *ctx, int i, int k)
     reduce_job_t *job = ctx;
     unsigned long long b, e;
     dr_parallel_slice(job->n, i, k, &b, &e);
-    job->fn(job->in, (size_t)b, (size_t)e, job->first, &job->partials[i]);
+    job->nans[i] = 0;
+    job->failed[i] = 0;
+    if (!job->omit) {
+        job->fn(job->in, (size_t)b, (size_t)e, job->first, &job->partials[i]);
+        return;
+    }
+    const size_t es = dr_dtype_size(job->dtype);
+    void *buf = malloc(DR_NAN_PIECE * es);
+    dr_partial_identity(job->acc, job->op, &job->partials[i]);
+    if (!buf) {
+        job->failed[i] = 1;
+        return;
+    }
+    dr_partial_t piece;
+    for (size_t p0 = (size_t)b; p0 < (size_t)e; p0 += DR_NAN_PIECE) {
+        const size_t m = (size_t)e - p0 < DR_NAN_PIECE ? (size_t)e - p0 : DR_NAN_PIECE;
+        const size_t kept = nan_fill_piece(job->dtype, job->op, (const char *)job->in + p0 * es, m, buf, &job->nans[i]);
+        job->fn(buf, 0, kept, job->first + p0, &piece);
+        dr_partial_combine(job->acc, job->op, &job->partials[i], &piece);
+    }
+    free(buf);
 }
 
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
                   int nthreads, dr_partial_t *out, uint64_t *depth)
 {
-    return dr_cpu_reduce_on(dtype, op, acc, in, n, first, nthreads, NULL, out, depth);
+    return dr_cpu_reduce_on(dtype, op, acc, DR_NAN_PROPAGATE, in, n, first, nthreads, NULL, out, depth, NULL);
 }
 
-int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
-                     int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out, uint64_t *depth)
+int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, const void *in, size_t n,
+                     uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out,
+                     uint64_t *depth, uint64_t *nan_count)
 {
     enum { kMaxThreads = 1024 };
     slice_fn fn = find_slice(dtype, op, acc);
@@ -487,37 +566,54 @@ int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void
     if ((size_t)nthreads > n / 65536 + 1) nthreads = (int)(n / 65536 + 1);
     /* The threads' partials: on the heap, since an exact one is 552 bytes (one thread: on the stack). */
     dr_partial_t one, *partials = nthreads == 1 ? &one : malloc((size_t)nthreads * sizeof *partials);
-    if (!partials) return -2;
-    reduce_job_t job = {fn, in, n, first, partials};
-    dr_parallel_run_on(nthreads, cpus, reduce_worker, &job);
-    dr_partial_identity(acc, op, out);
-    for (int i = 0; i < nthreads; ++i) dr_partial_combine(acc, op, out, &partials[i]);
+    uint64_t one_nan, *nans = nthreads == 1 ? &one_nan : malloc((size_t)nthreads * sizeof *nans);
+    int one_failed, *failed = nthreads == 1 ? &one_failed : malloc((size_t)nthreads * sizeof *failed);
+    int rc = 0;
+    if (!partials || !nans || !failed) {
+        rc = -2;
+    } else {
+        const int omit = nan == DR_NAN_OMIT && dr_dtype_is_float(dtype);
+        reduce_job_t job = {fn, dtype, op, acc, omit, in, n, first, partials, nans, failed};
+        dr_parallel_run_on(nthreads, cpus, reduce_worker, &job);
+        dr_partial_identity(acc, op, out);
+        uint64_t left_out = 0;
+        for (int i = 0; i < nthreads; ++i) {
+            dr_partial_combine(acc, op, out, &partials[i]);
+            left_out += nans[i];
+            if (failed[i]) rc = -2;
+        }
+        if (nan_count) *nan_count = left_out;
+    }
     if (partials != &one) free(partials);
+    if (nans != &one_nan) free(nans);
+    if (failed != &one_failed) free(failed);
+    if (rc != 0) return rc;
     /* Longest rounding path: a lane of the longest slice, the lanes' tree, the slices in thread order. Stats: the
      * blocks of the longest slice (a merge and an add each), a block's lanes and tree, the slices in thread order.
-     * argmin/argmax round nothing. */
+     * argmin/argmax round nothing. OMIT adds a combine per piece: fewer than a piece's lanes already counted. */
     const uint64_t slice = (n + (size_t)nthreads - 1) / (size_t)nthreads;
+    const uint64_t pieces = nan == DR_NAN_OMIT ? (slice + DR_NAN_PIECE - 1) / DR_NAN_PIECE : 0;
     if (dr_acc_kind_is_arg(acc))
         *depth = 0;
     else if (dr_acc_kind_is_stats(acc))
         *depth = (slice + DR_STATS_BLOCK - 1) / DR_STATS_BLOCK + DR_STATS_BLOCK / DR_CPU_LANES + DR_CPU_LANES_LOG2 +
-                 (uint64_t)nthreads;
+                 (uint64_t)nthreads + pieces;
     else
         *depth = acc == DR_ACC_EXACT
                      ? 1
-                     : (slice + DR_CPU_LANES - 1) / DR_CPU_LANES + DR_CPU_LANES_LOG2 + (uint64_t)nthreads;
+                     : (slice + DR_CPU_LANES - 1) / DR_CPU_LANES + DR_CPU_LANES_LOG2 + (uint64_t)nthreads + pieces;
     return 0;
 }
 
-dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
-                                  uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out,
-                                  uint64_t *depth)
+dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, const void *in,
+                                  size_t n, uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus,
+                                  dr_partial_t *out, uint64_t *depth, uint64_t *nan_count)
 {
-    const int rc = dr_cpu_reduce_on(dtype, op, acc, in, n, first, nthreads, cpus, out, depth);
+    const int rc = dr_cpu_reduce_on(dtype, op, acc, nan, in, n, first, nthreads, cpus, out, depth, nan_count);
     if (rc == -1)
         dr_error("the CPU backend has no reduction for %s %s accumulating in %s", dr_dtype_name(dtype), dr_op_name(op),
                  dr_acc_kind_name(acc));
     else if (rc != 0)
-        dr_error("cannot allocate the CPU backend's %d thread partials", nthreads);
+        dr_error("cannot allocate the CPU backend's %d thread partials (or their NaN-omitting buffers)", nthreads);
     return rc == 0 ? DR_OK : DR_ERR_RUNTIME;
 }

@@ -23,13 +23,16 @@
 int dr_cpu_reduce(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
                   int nthreads, dr_partial_t *out, uint64_t *depth);
 
-/* dr_cpu_reduce with its threads placed on cpus (dr_parallel_run_on; NULL: not placed). */
-int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n, uint64_t first,
-                     int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out, uint64_t *depth);
+/* dr_cpu_reduce with the NaN policy `nan` (accum.h, "NaN policy"; OMIT changes nothing for integer types) and its
+ * threads placed on cpus (dr_parallel_run_on; NULL: not placed). *nan_count (may be NULL) gets the NaN elements
+ * left out (0 under PROPAGATE). -2 also when a thread had no memory for its OMIT buffer. */
+int dr_cpu_reduce_on(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, const void *in, size_t n,
+                     uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out,
+                     uint64_t *depth, uint64_t *nan_count);
 
 /* dr_cpu_reduce_on, saying why in one line when it fails (DR_ERR_RUNTIME). */
-dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, const void *in, size_t n,
-                                  uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus, dr_partial_t *out,
-                                  uint64_t *depth);
+dr_status_t dr_cpu_reduce_checked(dr_dtype_t dtype, dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, const void *in,
+                                  size_t n, uint64_t first, int nthreads, const dr_parallel_cpus_t *cpus,
+                                  dr_partial_t *out, uint64_t *depth, uint64_t *nan_count);
 
 #endif

@@ -190,9 +190,10 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
 
 /* ---- Agreement of the arguments ------------------------------------------------------------------------------ */
 
-enum { F_OP = 0, F_DTYPE, F_BINS, F_HAS_RANGE, F_LO, F_HI, F_NQ, F_QHASH, F_STATUS, F_COUNT };
+enum { F_OP = 0, F_DTYPE, F_BINS, F_HAS_RANGE, F_LO, F_HI, F_NQ, F_QHASH, F_NAN, F_STATUS, F_COUNT };
 static const char *const field_name[F_COUNT] = {"op", "dtype", "bins", "range given", "range's low end",
-                                                "range's high end", "number of q", "q values", "status"};
+                                                "range's high end", "number of q", "q values",
+                                                "NaN policy (0 propagate, 1 omit)", "status"};
 
 static int64_t double_bits(double d)
 {
@@ -630,12 +631,13 @@ static dr_status_t check_q_args(size_t nq, const double *q)
     return DR_OK;
 }
 
-static void fields(int64_t f[F_COUNT], dr_dist_op_t op, dr_dtype_t dtype, uint32_t bins, const double *range,
-                   size_t nq, const double *q, dr_status_t s)
+static void fields(int64_t f[F_COUNT], dr_dist_op_t op, dr_dtype_t dtype, dr_nan_policy_t nan, uint32_t bins,
+                   const double *range, size_t nq, const double *q, dr_status_t s)
 {
     memset(f, 0, F_COUNT * sizeof f[0]);
     f[F_OP] = op;
     f[F_DTYPE] = dtype;
+    f[F_NAN] = nan;
     if (op == DR_DIST_HISTOGRAM) {
         f[F_BINS] = bins;
         f[F_HAS_RANGE] = range != NULL;
@@ -740,8 +742,10 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
             none.buf = NULL;
             none.count = 0;
         }
-        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, NULL, &res, NULL, DR_OK, &tm);
+        const uint64_t *loc = NULL;
+        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, NULL, &res, &loc, DR_OK, &tm);
         if (s == DR_OK) s = local;
+        if (s == DR_OK && loc) info->local_nan_count = loc[bins + 2];
     }
     if (s == DR_OK && res) {
         memcpy(counts, res, (size_t)bins * sizeof *counts);
@@ -859,10 +863,25 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         return s;
     }
     const uint64_t nd0 = 1ull << pass.width;
-    uint64_t n = res[nd0];
+    const int omit = ctx->cfg.nan == DR_NAN_OMIT;
+    uint64_t n = omit ? 0 : res[nd0]; /* OMIT: the elements that are not NaN (np.nanquantile's) */
     for (uint64_t d = 0; d < nd0; ++d) n += res[d];
-    info->count = n;
+    info->count = omit ? n + res[nd0] : n;
     info->nan_count = res[nd0];
+    info->local_nan_count = loc ? loc[nd0] : 0;
+    if (n == 0 && info->nan_count > 0) { /* OMIT, NaN only: np.nanquantile gives NaN (and warns) */
+        for (size_t i = 0; i < nq; ++i) {
+            values[i] = NAN;
+            if (order) {
+                memset(&order[i], 0, sizeof order[i]);
+                order[i].kind = DR_ACC_F64;
+                order[i].lower.f64 = order[i].upper.f64 = NAN;
+            }
+        }
+        info->valid = 1;
+        info_times(ctx, info, &tm, t0);
+        return DR_OK;
+    }
     if (n == 0) {
         if (ctx->topo.rank == 0)
             dr_error("the quantile of an array with no element has no value (NumPy raises IndexError)");
@@ -885,7 +904,7 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
     nt = u;
     target_t tg[2 * DREDUCE_MAX_Q];
-    const int has_nan = info->nan_count > 0;
+    const int has_nan = !omit && info->nan_count > 0;
     for (size_t i = 0; i < nt; ++i) {
         tg[i] = (target_t){ranks[i], ranks[i], 0};
         if (!has_nan) choose_digit(res, pass.width, &tg[i]);
@@ -1028,7 +1047,7 @@ static dr_status_t dist_call(dreduce_context_t *ctx, dr_dist_op_t op, const void
     source_t src = {buf, count, 0, NULL, 0, dtype};
     if (s == DR_OK) s = classify(ctx, buf, &src.on_device);
     int64_t f[F_COUNT];
-    fields(f, op, dtype, bins, range, nq, q, s);
+    fields(f, op, dtype, ctx->cfg.nan, bins, range, nq, q, s);
     s = agree(ctx, f);
     dreduce_stats_t st;
     memset(&st, 0, sizeof st);
@@ -1093,7 +1112,7 @@ static dr_status_t dist_file(dreduce_context_t *ctx, dr_dist_op_t op, const dred
     dreduce_file_info_t fi;
     DR_CHECK(dr_context_open_file(ctx, mine, file, DR_MIN, &in, &fi));
     int64_t f[F_COUNT];
-    fields(f, op, fi.dtype, bins, range, nq, q, DR_OK);
+    fields(f, op, fi.dtype, ctx->cfg.nan, bins, range, nq, q, DR_OK);
     dr_status_t s = agree(ctx, f);
     source_t src = {NULL, fi.mine, 0, &in, fi.first, fi.dtype};
     dreduce_stats_t st;

@@ -34,7 +34,9 @@ dr_status_t dr_gpu_open(dr_gpu_t *g, int device)
         DR_CUDA_CHECK(cudaEventCreate(&g->events[i]));
         g->events_made = i + 1;
     }
-    DR_CHECK(dr_gpu_alloc(&g->d_result, sizeof(dr_partial_t), "partial result"));
+    void *block = NULL;
+    DR_CHECK(dr_gpu_alloc(&block, sizeof(uint64_t) + sizeof(dr_partial_t), "partial result"));
+    g->d_result = (char *)block + sizeof(uint64_t); /* after its NaN count */
     g->partial_target = g->d_result;
     DR_CUDA_CHECK(cudaHostAlloc((void **)&g->done_host, sizeof *g->done_host, cudaHostAllocMapped));
     *g->done_host = 0;
@@ -61,9 +63,14 @@ dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what)
     return DR_OK;
 }
 
+/* The NaN count that precedes a partial target. */
+static uint64_t *nan_target(void *partial_target) { return (uint64_t *)partial_target - 1; }
+
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
-                             dr_acc_kind_t acc, const void *d_in, uint64_t n, uint64_t first, int managed)
+                             dr_acc_kind_t acc, dr_nan_policy_t nan, const void *d_in, uint64_t n, uint64_t first,
+                             int managed)
 {
+    const int omit = nan == DR_NAN_OMIT && dr_dtype_is_float(dtype);
     if (n > SIZE_MAX / 16) {
         dr_error("%llu elements do not fit in this process's address space", (unsigned long long)n);
         return DR_ERR_USAGE;
@@ -73,10 +80,12 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     if (block == 0) block = dr_gpu_default_block_op(kernel, op, dtype, (size_t)n, g->device);
     dr_gpu_reduce_t *r = &g->req;
     const int same = g->planned && r->kernel == kernel && r->block == block && r->dtype == dtype && r->op == op &&
-                     r->acc == acc && r->n == (size_t)n && r->bulk_from_bytes == bulk_from;
+                     r->acc == acc && r->n == (size_t)n && r->bulk_from_bytes == bulk_from && r->nan_omit == omit;
     r->d_in = d_in;
     r->first_index = first;
     r->d_result = g->partial_target;
+    r->d_nan_count = omit ? nan_target(g->partial_target) : NULL;
+    g->nan_omit = omit;
     if (same) return DR_OK;
     g->planned = 0;
     memset(r, 0, sizeof *r);
@@ -91,6 +100,8 @@ dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtyp
     r->d_in = d_in;
     r->first_index = first;
     r->d_result = g->partial_target;
+    r->nan_omit = omit;
+    r->d_nan_count = omit ? nan_target(g->partial_target) : NULL;
     cudaError_t perr = dr_gpu_plan(r, &g->plan);
     if (perr == cudaErrorInvalidValue) {
         (void)cudaGetLastError();
@@ -125,6 +136,7 @@ void dr_gpu_set_partial_target(dr_gpu_t *g, void *d_ptr, void *h_ptr)
     g->partial_target = d_ptr ? d_ptr : g->d_result;
     g->partial_host = d_ptr ? h_ptr : NULL;
     g->req.d_result = g->partial_target;
+    g->req.d_nan_count = g->nan_omit ? nan_target(g->partial_target) : NULL;
     g->poisoned = 0;
 }
 
@@ -198,17 +210,22 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
     return DR_OK;
 }
 
-dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out)
+dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out, uint64_t *nan)
 {
     memset(out, 0, sizeof *out);
+    uint64_t count = 0;
     DR_CUDA_CHECK(cudaMemcpyAsync(out, g->partial_target, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
+    if (nan && g->nan_omit)
+        DR_CUDA_CHECK(cudaMemcpyAsync(&count, nan_target(g->partial_target), sizeof count, cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
+    if (nan) *nan = count;
     return DR_OK;
 }
 
-dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v)
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v, uint64_t nan)
 {
     DR_CUDA_CHECK(cudaMemcpyAsync(g->partial_target, v, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
+    DR_CUDA_CHECK(cudaMemcpyAsync(nan_target(g->partial_target), &nan, sizeof nan, cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     return DR_OK;
 }
@@ -217,7 +234,7 @@ void dr_gpu_close(dr_gpu_t *g)
 {
     dr_gpu_drain(g);
     if (g->d_work) cudaFree(g->d_work);
-    if (g->d_result) cudaFree(g->d_result);
+    if (g->d_result) cudaFree((char *)g->d_result - sizeof(uint64_t));
     if (g->done_host) cudaFreeHost(g->done_host);
     for (int i = 0; i < g->events_made; ++i) cudaEventDestroy(g->events[i]);
     if (g->copy_stream) cudaStreamDestroy(g->copy_stream);

@@ -19,9 +19,12 @@ typedef struct {
     cudaStream_t copy_stream; /* host-to-device copies (gpu_chunks.c), overlapping the kernels */
     void *d_work;             /* kernel workspace, work_cap bytes, zero-filled (launch.h's contract) */
     size_t work_cap;
-    void *d_result;           /* the rank's partial: one accumulator value (a dr_partial_t) in device memory */
+    void *d_result;           /* the rank's partial: one accumulator value (a dr_partial_t) in device memory,
+                                 preceded by its NaN count (a uint64), as every partial target is: a record's value
+                                 follows its nan_count (combine.h) */
     void *partial_target;     /* where the kernels write the partial: d_result, or mapped host memory */
     void *partial_host;       /* the host address of a mapped partial_target (NULL for d_result) */
+    int nan_omit;             /* the current shape's NaN policy is OMIT (a float type) */
     dr_gpu_reduce_t req;      /* the current shape and input */
     dr_gpu_plan_t plan;       /* its plan */
     int planned;              /* req/plan hold a valid shape */
@@ -50,7 +53,8 @@ dr_status_t dr_gpu_use(const dr_gpu_t *g);
  * loop: its bulk copies were not tested on pages that may have to migrate. first: the global index of d_in[0]
  * (argmin/argmax), set like d_in on every call. */
 dr_status_t dr_gpu_set_shape(dr_gpu_t *g, dr_kernel_t kernel, int block, dr_dtype_t dtype, dr_op_t op,
-                             dr_acc_kind_t acc, const void *d_in, uint64_t n, uint64_t first, int managed);
+                             dr_acc_kind_t acc, dr_nan_policy_t nan, const void *d_in, uint64_t n, uint64_t first,
+                             int managed);
 
 /* Make the kernels write the partial to d_ptr, the device address of mapped pinned host memory whose host address is
  * h_ptr (NULL, NULL: back to d_result). */
@@ -68,11 +72,12 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
  * cleared; there is nothing left to report them to). */
 void dr_gpu_drain(dr_gpu_t *g);
 
-/* Copy the partial (from the partial target) to the host. */
-dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out);
+/* Copy the partial (from the partial target) to the host, and its NaN count (nan may be NULL). */
+dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out, uint64_t *nan);
 
-/* Store v as the partial (at the partial target), for partials folded on the host (chunked inputs). */
-dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v);
+/* Store v as the partial (at the partial target) and nan as its NaN count, for partials folded on the host
+ * (chunked inputs). */
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v, uint64_t nan);
 
 /* cudaMalloc with a one-line error naming the bytes and what they were for. */
 dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what);
