@@ -48,15 +48,15 @@ typedef struct {
     size_t bulk_from_bytes; /* multipass: inputs of at least this many bytes take the bulk-copy kernel on Hopper (an
                                exact sum: float64, blocks of 256 or 512); 0 = DR_GPU_BULK_FROM_BYTES. Tests set it
                                low to reach that path with small inputs. */
-    int nan_omit;       /* NaN policy OMIT (src/common/accum.h, "NaN policy"), float types only: each NaN element is
-                           read as dr_nan_fill(op) (stats: left out) and counted. DR_KERNEL_MULTIPASS only */
-    uint64_t *d_nan_count; /* nan_omit: where the kernel stores the NaN count of this reduction (device or mapped host
-                              memory), as it stores the result; the count accumulates at d_work + DR_GPU_NAN_OFFSET */
     uint32_t *d_done;   /* NULL, or a word of mapped host memory: once the result is written, the thread that wrote
                            it stores done_seq there with release semantics at system scope, so a host that reads
                            done_seq there (acquire) reads the whole result without synchronizing the stream.
                            DR_KERNEL_MULTIPASS only (dr_gpu_signals_done); the teaching levels ignore it. */
     uint32_t done_seq;
+    int nan_omit;       /* NaN policy OMIT (src/common/accum.h, "NaN policy"), float types only: each NaN element is
+                           read as dr_nan_fill(op) (stats: left out) and counted. DR_KERNEL_MULTIPASS only */
+    uint64_t *d_nan_count; /* nan_omit: where the kernel stores the NaN count of this reduction (device or mapped host
+                              memory), as it stores the result; the count accumulates at d_work + DR_GPU_NAN_OFFSET */
 } dr_gpu_reduce_t;
 
 /* Whether r's kernel stores r->done_seq at r->d_done when its result is complete. */

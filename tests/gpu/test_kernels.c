@@ -80,7 +80,7 @@ static dr_gpu_reduce_t request(dr_kernel_t kernel, const row_t *row, int block, 
 {
     dr_gpu_reduce_t r = {kernel == KERNEL_BULK ? DR_KERNEL_MULTIPASS : kernel,
                          row->dtype, row->op, row->acc, block, 0, d_in, n, 0, NULL, d_result,
-                         kernel == KERNEL_BULK ? 1 : 0, NULL, 0};
+                         kernel == KERNEL_BULK ? 1 : 0, NULL, 0, 0, NULL};
     return r;
 }
 
@@ -212,7 +212,7 @@ static int matrix(uint64_t seed)
             const int offsets[] = {0, 1, 3};
             for (int oi = 0; oi < 3; ++oi) {
                 const int off = offsets[oi];
-                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
+                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0, 0};
                 const uint64_t first = splitmix(&rng) % 1000000;
                 void *d_in = (char *)b.d_base + (size_t)off * esize;
                 CUDA_OR_DIE(dr_gpu_generate(&g, first, d_in, n, 0));
@@ -243,7 +243,7 @@ static int matrix(uint64_t seed)
         /* Determinism: the production kernel gives the same bits every time on the same input. */
         {
             const size_t n = (1u << 20) + 7;
-            dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
+            dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0, 0};
             CUDA_OR_DIE(dr_gpu_generate(&g, 0, b.d_base, n, 0));
             dr_reference_t ref;
             dr_reference_compute(&g, row->acc, 0, n, b.threads, &ref);
@@ -533,7 +533,7 @@ static int large(uint64_t seed)
                                  {DR_INT32, DR_BXOR, DR_ACC_I32}};
     for (size_t i = 0; i < sizeof cases_large / sizeof cases_large[0]; ++i) {
         const row_t *row = &cases_large[i];
-        dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, seed + i, 0};
+        dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, seed + i, 0, 0};
         CUDA_OR_DIE(dr_gpu_generate(&g, 0, b.d_base, n, 0));
         dr_reference_t ref;
         dr_reference_compute(&g, row->acc, 0, n, b.threads, &ref);
@@ -551,7 +551,7 @@ static int large(uint64_t seed)
     /* The last element alone must count: put a unique minimum there. */
     {
         const row_t row = {DR_INT32, DR_MIN, DR_ACC_I32};
-        dr_gen_t g = {DR_DATA_CONST, DR_INT32, DR_MIN, 0, 5};
+        dr_gen_t g = {DR_DATA_CONST, DR_INT32, DR_MIN, 0, 5, 0};
         CUDA_OR_DIE(dr_gpu_generate(&g, 0, b.d_base, n, 0));
         const int32_t low = -7;
         CUDA_OR_DIE(cudaMemcpy((int32_t *)b.d_base + (n - 1), &low, 4, cudaMemcpyHostToDevice));
@@ -1210,7 +1210,7 @@ static void *exact_generated(const row_t *row, size_t n, size_t off, uint64_t *r
     void *d_base;
     CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize > 0 ? (off + n) * esize : 1));
     *d_in = (char *)d_base + off * esize;
-    dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(rng), 0};
+    dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(rng), 0, 0};
     const uint64_t first = splitmix(rng) % 1000000;
     CUDA_OR_DIE(dr_gpu_generate(&g, first, (void *)*d_in, n, 0));
     void *h = malloc(n * esize > 0 ? n * esize : 1);
@@ -1412,7 +1412,7 @@ static int boundary(uint64_t seed, int which, int shard, int shards, const int *
                 void *d_base;
                 CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize > 0 ? (off + n) * esize : 1));
                 void *d_in = (char *)d_base + off * esize;
-                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
+                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0, 0};
                 const uint64_t first = splitmix(&rng) % 1000000;
                 CUDA_OR_DIE(dr_gpu_generate(&g, first, d_in, n, 0));
                 dr_reference_t ref;
@@ -1494,7 +1494,7 @@ static int determinism(uint64_t seed, int reps)
                 void *d_base;
                 CUDA_OR_DIE(cudaMalloc(&d_base, (off + n) * esize));
                 dr_gpu_reduce_t r = request(kernel, row, blocks[bi % 2], (char *)d_base + off * esize, n, d_result);
-                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0};
+                dr_gen_t g = {DR_DATA_RANDOM, row->dtype, row->op, splitmix(&rng), 0, 0};
                 CUDA_OR_DIE(dr_gpu_generate(&g, 0, (void *)r.d_in, n, 0));
                 dr_reference_t ref;
                 dr_reference_compute(&g, row->acc, 0, n, threads, &ref);
@@ -1571,7 +1571,7 @@ static int plant(const char *what)
     void *d_in;
     CUDA_OR_DIE(cudaMalloc(&d_in, n * 8));
     r.d_in = d_in;
-    dr_gen_t g = {DR_DATA_RANDOM, row.dtype, row.op, 1, 0};
+    dr_gen_t g = {DR_DATA_RANDOM, row.dtype, row.op, 1, 0, 0};
     CUDA_OR_DIE(dr_gpu_generate(&g, 0, d_in, n, 0));
     CUDA_OR_DIE(cudaMalloc(&r.d_result, short_result ? 7 : 8));
     CUDA_OR_DIE(cudaMalloc(&r.d_work, plan.work_bytes));

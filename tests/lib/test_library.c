@@ -47,7 +47,7 @@ static void check_one(dreduce_context_t *ctx, dr_acc_mode_t mode, dr_dtype_t t, 
     for (int r = 0; r < rank; ++r) first += n_total * (uint64_t)r / weight_sum;
     const uint64_t count = rank == nranks - 1 ? n_total - first : n_total * w / weight_sum;
     const size_t bytes = (size_t)count * dr_dtype_size(t);
-    dr_gen_t g = {DR_DATA_RANDOM, t, op, 1000 + (uint64_t)t * 16 + (uint64_t)op, 0};
+    dr_gen_t g = {DR_DATA_RANDOM, t, op, 1000 + (uint64_t)t * 16 + (uint64_t)op, 0, 0};
     void *host = malloc(bytes + 1), *buf = host;
     dr_cpu_generate(&g, first, host, (size_t)count, 1);
     if (mem == MEM_DEVICE) {
@@ -132,7 +132,7 @@ static void check_new_op(dreduce_context_t *ctx, dr_acc_mode_t mode, dr_dtype_t 
     uint64_t first, count;
     share(n_total, &first, &count);
     const size_t es = dr_dtype_size(t);
-    dr_gen_t g = {DR_DATA_RANDOM, t, DR_SUM, 77 + (uint64_t)t, 0};
+    dr_gen_t g = {DR_DATA_RANDOM, t, DR_SUM, 77 + (uint64_t)t, 0, 0};
     void *whole = malloc((size_t)n_total * es + 1);
     dr_cpu_generate(&g, 0, whole, (size_t)n_total, 1);
     void *buf = (char *)whole + first * es;

@@ -203,7 +203,7 @@ static void run_case(const row_t *r, dr_pattern_t pattern, size_t n, uint64_t fi
                      void *buf2)
 {
     static const int threads[] = {1, 2, 3, 7};
-    dr_gen_t g = {pattern, r->dtype, r->op, check_rand(rng), 0};
+    dr_gen_t g = {pattern, r->dtype, r->op, check_rand(rng), 0, 0};
     if (pattern == DR_DATA_CONST) g.const_bits = pick_const(r, rng);
     const size_t es = dr_dtype_size(r->dtype);
     char ctx[256];
@@ -267,7 +267,7 @@ static void test_const_closed_forms(uint64_t *rng)
         if (dr_acc_kind_is_float(r->acc)) continue;
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
             const size_t n = sizes[si];
-            dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, pick_const(r, rng)};
+            dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, pick_const(r, rng), 0};
             const int is_signed = r->dtype == DR_INT32 || r->dtype == DR_INT64 || r->dtype == DR_INT8 ||
                                   r->dtype == DR_INT16;
             const size_t sz = dr_dtype_size(r->dtype);
@@ -306,7 +306,7 @@ static void test_const_closed_forms(uint64_t *rng)
         }
     }
     /* The brief's CLI example, here at the library level: int32 const:7 sum over 1000 is 7000. */
-    dr_gen_t g = {DR_DATA_CONST, DR_INT32, DR_SUM, 1, 7};
+    dr_gen_t g = {DR_DATA_CONST, DR_INT32, DR_SUM, 1, 7, 0};
     int32_t buf[1000];
     dr_cpu_generate(&g, 0, buf, 1000, 1);
     dr_value_t res;
@@ -326,7 +326,7 @@ static void test_merge(uint64_t *rng)
         for (int pi = 0; pi < 2; ++pi) {
             if (dr_acc_kind_is_float(r->acc) && r->op == DR_PROD && pats[pi] == DR_DATA_IOTA)
                 continue; /* overflow: see test_prod_range */
-            dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), 0};
+            dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), 0, 0};
             /* Uneven cuts: one tiny shard, one empty-or-small, one big. */
             const uint64_t a = 1 + check_rand(rng) % 7, b = a + check_rand(rng) % 100000;
             dr_reference_t whole, s0, s1, s2;
@@ -463,7 +463,7 @@ static void test_nan_data(uint64_t *rng, void *buf)
         uint64_t nan_bits = r->dtype == DR_FLOAT64 ? 0x7ff8000000000000ull : r->dtype == DR_FLOAT32 ? 0x7fc00000u
                           : r->dtype == DR_FLOAT16 ? 0x7e00u : 0x7fc0u;
         const size_t n = 70001;
-        dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, nan_bits};
+        dr_gen_t g = {DR_DATA_CONST, r->dtype, r->op, 1, nan_bits, 0};
         dr_cpu_generate(&g, 0, buf, n, 2);
         dr_value_t res;
         uint64_t depth;
@@ -484,7 +484,7 @@ static void test_nan_data(uint64_t *rng, void *buf)
         CHECK(!chk.pass, "%s const:nan: a result of 1 passed the check: %s", r->name, chk.detail);
 
         /* Plant one NaN into random data at a random place (first, last or anywhere), several thread counts. */
-        dr_gen_t gr = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0};
+        dr_gen_t gr = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0, 0};
         for (int rep = 0; rep < 6; ++rep) {
             dr_cpu_generate(&gr, 0, buf, n, 2);
             const size_t at = rep == 0 ? 0 : rep == 1 ? n - 1 : check_rand(rng) % n;
@@ -499,7 +499,7 @@ static void test_nan_data(uint64_t *rng, void *buf)
     }
     /* Infinities: sum of +inf and -inf is NaN; inf * 0 is NaN; const inf sums to inf. */
     {
-        dr_gen_t g = {DR_DATA_CONST, DR_FLOAT32, DR_SUM, 1, 0x7f800000u};
+        dr_gen_t g = {DR_DATA_CONST, DR_FLOAT32, DR_SUM, 1, 0x7f800000u, 0};
         dr_cpu_generate(&g, 0, buf, 1000, 1);
         dr_value_t res;
         uint64_t depth;
@@ -521,7 +521,7 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
     for (int ri = 0; ri < NROWS; ++ri) {
         const row_t *r = &rows[ri];
         const size_t n = 1000;
-        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0};
+        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0, 0};
         dr_cpu_generate(&g, 0, buf, n, 1);
         dr_value_t res;
         uint64_t depth;
@@ -559,7 +559,7 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
     }
     /* The brief's case, explicitly: a float64 sum off by exactly 1000 x the bound. */
     {
-        dr_gen_t g = {DR_DATA_RANDOM, DR_FLOAT64, DR_SUM, check_rand(rng), 0};
+        dr_gen_t g = {DR_DATA_RANDOM, DR_FLOAT64, DR_SUM, check_rand(rng), 0, 0};
         dr_cpu_generate(&g, 0, buf, 100000, 2);
         dr_value_t res;
         uint64_t depth;
@@ -614,7 +614,7 @@ static void test_check_can_fail(uint64_t *rng, void *buf)
 static void prod_case(const char *what, dr_dtype_t t, dr_acc_kind_t acc, dr_pattern_t pat, uint64_t const_bits,
                       uint64_t first, size_t n, int threads, uint64_t seed, void *buf)
 {
-    dr_gen_t g = {pat, t, DR_PROD, seed, const_bits};
+    dr_gen_t g = {pat, t, DR_PROD, seed, const_bits, 0};
     dr_cpu_generate(&g, first, buf, n, 2);
     dr_value_t res;
     uint64_t depth;

@@ -140,7 +140,7 @@ static uint64_t pick_index(uint64_t *rng, int k)
 static void test_random_floats(uint64_t *rng, dr_dtype_t t, dr_op_t op)
 {
     const int p = dr_dtype_significand_bits(t);
-    dr_gen_t g = {DR_DATA_RANDOM, t, op, check_rand(rng), 0};
+    dr_gen_t g = {DR_DATA_RANDOM, t, op, check_rand(rng), 0, 0};
     const int draws = 100000;
     double lo = INFINITY, hi = -INFINITY;
     int seen_k[16] = {0};
@@ -200,7 +200,7 @@ static void test_random_floats(uint64_t *rng, dr_dtype_t t, dr_op_t op)
 static void test_random_ints(uint64_t *rng, dr_dtype_t t)
 {
     const int w = width(t);
-    dr_gen_t g = {DR_DATA_RANDOM, t, DR_SUM, check_rand(rng), 0};
+    dr_gen_t g = {DR_DATA_RANDOM, t, DR_SUM, check_rand(rng), 0, 0};
     const int draws = 100000;
     int ones[64] = {0};
     int negatives = 0;
@@ -230,7 +230,7 @@ static void test_random_ints(uint64_t *rng, dr_dtype_t t)
 
 static void test_prod_ints(uint64_t *rng, dr_dtype_t t)
 {
-    dr_gen_t g = {DR_DATA_RANDOM, t, DR_PROD, check_rand(rng), 0};
+    dr_gen_t g = {DR_DATA_RANDOM, t, DR_PROD, check_rand(rng), 0, 0};
     const int draws = 100000;
     int threes = 0, negatives = 0;
     for (int j = 0; j < draws; ++j) {
@@ -255,10 +255,10 @@ static void test_iota_ones_const(uint64_t *rng, dr_dtype_t t)
     const uint64_t seed = check_rand(rng);
     for (int op = 0; op < DR_OP_COUNT; ++op) {
         if (!dr_op_valid(t, (dr_op_t)op)) continue;
-        dr_gen_t iota = {DR_DATA_IOTA, t, (dr_op_t)op, seed, 0};
-        dr_gen_t ones = {DR_DATA_ONES, t, (dr_op_t)op, seed, 0};
+        dr_gen_t iota = {DR_DATA_IOTA, t, (dr_op_t)op, seed, 0, 0};
+        dr_gen_t ones = {DR_DATA_ONES, t, (dr_op_t)op, seed, 0, 0};
         const uint64_t cbits = check_rand(rng);
-        dr_gen_t cst = {DR_DATA_CONST, t, (dr_op_t)op, seed, 0};
+        dr_gen_t cst = {DR_DATA_CONST, t, (dr_op_t)op, seed, 0, 0};
         /* A constant of the type: for floats a random finite value's bits; for integers any bits. */
         if (t == DR_FLOAT16) cst.const_bits = 0x3555; /* 0.33325195 */
         else if (t == DR_BFLOAT16) cst.const_bits = 0xc0a0; /* -5 */
@@ -287,7 +287,7 @@ static void test_iota_ones_const(uint64_t *rng, dr_dtype_t t)
         }
     }
     /* Fixed iota points where the wrap shows. */
-    dr_gen_t iota = {DR_DATA_IOTA, t, DR_SUM, seed, 0};
+    dr_gen_t iota = {DR_DATA_IOTA, t, DR_SUM, seed, 0, 0};
     switch (t) {
     case DR_INT32:
         CHECK(dr_gen_int32(&iota, 1ull << 31) == INT32_MIN, "int32 iota at 2^31: got %" PRId32,
@@ -338,7 +338,7 @@ static void test_iota_ones_const(uint64_t *rng, dr_dtype_t t)
         break;
     }
     /* ones as bit patterns */
-    dr_gen_t ones = {DR_DATA_ONES, t, DR_SUM, seed, 0};
+    dr_gen_t ones = {DR_DATA_ONES, t, DR_SUM, seed, 0, 0};
     const uint64_t one_bits[] = {[DR_INT32] = 1, [DR_INT64] = 1, [DR_UINT32] = 1, [DR_UINT64] = 1,
                                  [DR_FLOAT32] = 0x3f800000, [DR_FLOAT64] = 0x3ff0000000000000ull,
                                  [DR_FLOAT16] = 0x3c00, [DR_BFLOAT16] = 0x3f80, [DR_INT8] = 1, [DR_UINT8] = 1,
@@ -353,7 +353,7 @@ static void test_determinism(uint64_t *rng, dr_dtype_t t)
     for (int prod = 0; prod < 2; ++prod) {
         const dr_op_t op = prod ? DR_PROD : DR_SUM;
         const uint64_t seed = check_rand(rng);
-        dr_gen_t a = {DR_DATA_RANDOM, t, op, seed, 0}, b = a, c = a, d = a;
+        dr_gen_t a = {DR_DATA_RANDOM, t, op, seed, 0, 0}, b = a, c = a, d = a;
         c.seed = seed + 1;
         d.seed = seed ^ (1ull << 63);
         const int n = 20000;
@@ -414,7 +414,7 @@ static void test_bits(uint64_t *rng)
  * --acc native: |log2(product)| < 100; and k averages 0. */
 static void test_prod_drift(uint64_t *rng, dr_dtype_t t)
 {
-    dr_gen_t g = {DR_DATA_RANDOM, t, DR_PROD, check_rand(rng), 0};
+    dr_gen_t g = {DR_DATA_RANDOM, t, DR_PROD, check_rand(rng), 0, 0};
     const uint64_t first = check_rand(rng) >> 24, n = t == DR_BFLOAT16 ? 100000 : 1u << 20;
     double log2_prod = 0, sum_k = 0;
     const int p = dr_dtype_significand_bits(t);
@@ -438,7 +438,7 @@ static void test_spread(uint64_t *rng, dr_dtype_t t)
     const uint64_t seed = check_rand(rng);
     for (int op = 0; op < DR_OP_COUNT; ++op) {
         if (!dr_op_valid(t, (dr_op_t)op)) continue;
-        dr_gen_t spread = {DR_DATA_SPREAD, t, (dr_op_t)op, seed, 0}, random = {DR_DATA_RANDOM, t, (dr_op_t)op, seed, 0};
+        dr_gen_t spread = {DR_DATA_SPREAD, t, (dr_op_t)op, seed, 0, 0}, random = {DR_DATA_RANDOM, t, (dr_op_t)op, seed, 0, 0};
         if (!dr_dtype_is_float(t) || op == DR_PROD) {
             for (int j = 0; j < 2000; ++j) {
                 const uint64_t i = pick_index(rng, j);
@@ -476,6 +476,46 @@ static void test_spread(uint64_t *rng, dr_dtype_t t)
     }
 }
 
+/* --nans F (dr_gen_t.nan_threshold): about F of the elements NaN, each a NaN of the type (exponent all ones,
+ * fraction nonzero) with both signs and quiet and signalling payloads; the others the pattern's own values; none
+ * at 0 and all at 2^32. */
+static void test_nans(uint64_t *rng, dr_dtype_t t)
+{
+    const int eb = t == DR_FLOAT64 ? 11 : t == DR_FLOAT16 ? 5 : 8;
+    const int fb = t == DR_FLOAT64 ? 52 : t == DR_FLOAT32 ? 23 : t == DR_FLOAT16 ? 10 : 7;
+    const uint64_t exp_mask = ((1ull << eb) - 1) << fb, frac_mask = (1ull << fb) - 1, quiet = 1ull << (fb - 1);
+    static const double fractions[] = {0.0, 0.01, 0.5, 1.0};
+    for (int k = 0; k < 4; ++k) {
+        const uint64_t seed = check_rand(rng);
+        dr_gen_t g = {DR_DATA_RANDOM, t, DR_SUM, seed, 0, (uint64_t)(fractions[k] * 4294967296.0)};
+        dr_gen_t plain = g;
+        plain.nan_threshold = 0;
+        const uint64_t n = 200000;
+        uint64_t nans = 0, neg = 0, q = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint64_t b = elem_bits(&g, i);
+            const int is_nan = (b & exp_mask) == exp_mask && (b & frac_mask) != 0;
+            CHECK(is_nan == dr_gen_is_nan(&g, i), "%s --nans %g index %" PRIu64 ": bits 0x%" PRIx64 " %s NaN",
+                  dr_dtype_name(t), fractions[k], i, b, is_nan ? "are" : "are not");
+            if (is_nan) {
+                ++nans;
+                neg += b >> (eb + fb) & 1;
+                q += (b & quiet) != 0;
+            } else {
+                CHECK(b == elem_bits(&plain, i), "%s --nans %g index %" PRIu64 ": not NaN, but not the pattern's value",
+                      dr_dtype_name(t), fractions[k], i);
+            }
+        }
+        const double got = (double)nans / (double)n;
+        CHECK(fabs(got - fractions[k]) <= 0.005, "%s --nans %g: %g of the elements are NaN", dr_dtype_name(t),
+              fractions[k], got);
+        if (nans > 1000)
+            CHECK(neg > nans / 4 && neg < 3 * nans / 4 && q > nans / 4 && q < 3 * nans / 4,
+                  "%s --nans %g: %" PRIu64 " NaN, %" PRIu64 " negative, %" PRIu64 " quiet: signs and payloads not mixed",
+                  dr_dtype_name(t), fractions[k], nans, neg, q);
+    }
+}
+
 int main(void)
 {
     uint64_t rng = check_seed("test_datagen");
@@ -488,6 +528,7 @@ int main(void)
         test_random_floats(&rng, floats[k], DR_MIN);
         test_random_floats(&rng, floats[k], DR_PROD);
         test_prod_drift(&rng, floats[k]);
+        test_nans(&rng, floats[k]);
         test_random_ints(&rng, ints[k]);
         test_prod_ints(&rng, ints[k]);
     }

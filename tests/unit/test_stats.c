@@ -265,7 +265,7 @@ static void test_arg_generated(uint64_t *rng, void *buf)
             for (size_t si = 0; si <= sizeof sizes / sizeof sizes[0]; ++si) {
                 const size_t n = si < sizeof sizes / sizeof sizes[0] ? sizes[si] : BIG;
                 if (n == BIG && pats[pi] != DR_DATA_RANDOM) continue;
-                dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), check_rand(rng) | 1};
+                dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), check_rand(rng) | 1, 0};
                 if (is_float(r->dtype)) /* a finite nonzero constant */
                     g.const_bits = r->dtype == DR_FLOAT64 ? 0xc00921fb54442d18ull
                                    : r->dtype == DR_FLOAT32 ? 0x40490fdbu : r->dtype == DR_FLOAT16 ? 0x4248u : 0x4049u;
@@ -503,7 +503,7 @@ static void test_stats_generated(uint64_t *rng, void *buf)
             for (size_t si = 0; si <= sizeof sizes / sizeof sizes[0]; ++si) {
                 const size_t n = si < sizeof sizes / sizeof sizes[0] ? sizes[si] : BIG;
                 if (n == BIG && pats[pi] != DR_DATA_RANDOM && pats[pi] != DR_DATA_SPREAD) continue;
-                dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), check_rand(rng) | 1};
+                dr_gen_t g = {pats[pi], r->dtype, r->op, check_rand(rng), check_rand(rng) | 1, 0};
                 if (is_float(r->dtype))
                     g.const_bits = r->dtype == DR_FLOAT64 ? 0xc00921fb54442d18ull
                                    : r->dtype == DR_FLOAT32 ? 0x40490fdbu : r->dtype == DR_FLOAT16 ? 0x4248u : 0x4049u;
@@ -524,7 +524,7 @@ static void test_stats_shards(uint64_t *rng, void *buf)
     const size_t n = 200003;
     for (int ri = 0; ri < NSTATS; ++ri) {
         const row_t *r = &stats_rows[ri];
-        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0};
+        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, r->op, check_rand(rng), 0, 0};
         const uint64_t first = check_rand(rng) >> 20;
         const uint64_t a = 1 + check_rand(rng) % 7, b = a + check_rand(rng) % 100000;
         const uint64_t cuts[4] = {0, a, b, n}; /* a tiny shard, a middling one, a big one */
@@ -719,7 +719,7 @@ static void test_int_extremes(uint64_t *rng, void *buf)
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
         const dr_dtype_t t = cases[c].t;
         const row_t r = {t, DR_STATS, is_signed(t) ? DR_ACC_STATS_I64 : DR_ACC_STATS_U64, dr_dtype_name(t)};
-        dr_gen_t g = {DR_DATA_CONST, t, DR_STATS, 1, cases[c].bits};
+        dr_gen_t g = {DR_DATA_CONST, t, DR_STATS, 1, cases[c].bits, 0};
         dr_cpu_generate(&g, 0, buf, cases[c].n, 2);
         for (size_t k = 0; k < sizeof thread_counts / sizeof thread_counts[0]; ++k) {
             uint64_t depth;
@@ -772,7 +772,7 @@ static void test_specials(uint64_t *rng, void *buf)
     for (int ri = 0; ri < NSTATS; ++ri) {
         const row_t *r = &stats_rows[ri];
         if (!is_float(r->dtype)) continue;
-        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, DR_STATS, check_rand(rng), 0};
+        dr_gen_t g = {DR_DATA_RANDOM, r->dtype, DR_STATS, check_rand(rng), 0, 0};
         static const double specials[][2] = {{NAN, 1.0}, {INFINITY, 1.0}, {-INFINITY, 1.0}, {INFINITY, -INFINITY}};
         for (int c = 0; c < 4; ++c) {
             dr_cpu_generate(&g, 0, buf, n, 2);
