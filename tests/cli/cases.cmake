@@ -48,6 +48,20 @@ dr_cli_test(acc_exact_prod 2 "^dreduce: error: --acc exact cannot be used with -
             --op prod --type float64)
 dr_cli_test(acc_exact_kernel 2 "^dreduce: error: --acc exact cannot be used with --kernel smem" --acc exact -k smem)
 dr_cli_test(bad_data 2 "^dreduce: error: .*'zeros'.*random.*const" --data zeros)
+dr_cli_test(bad_nan 2 "^dreduce: error: invalid --nan 'skip': allowed: propagate, omit" --nan skip)
+dr_cli_test(bad_nans 2 "^dreduce: error: invalid --nans '1[.]5': expected a fraction in 0[.][.]1" --nans 1.5)
+dr_cli_test(bad_nans_text 2 "^dreduce: error: invalid --nans '1%': expected a fraction in 0[.][.]1" --nans 1%)
+dr_cli_test(nans_int 2 "^dreduce: error: --nans 0[.]01 cannot be used with --type int32 [(]an integer type has no NaN[)]"
+            --nans 0.01 --type int32)
+dr_cli_test(nan_omit_level 2 "^dreduce: error: --nan omit cannot be used with --kernel smem" --nan omit --kernel smem)
+# --nan omit end to end on the CPU backend (the GPU's: tests/gpu/test_nan.c), checked by the program's reference
+dr_cli_test(nan_omit_stats 0 "NaN omitted [(]--nan omit, as NumPy's nan[*] functions[)]: 9[0-9][0-9] of 100003"
+            --device cpu --nan omit --nans 0.01 --op stats --type float16 -n 100003 --iters 1)
+dr_cli_test(nan_omit_argmin_all 0 "argmin of 1000 NaN [(]omitted[)]: no value, as np.nanargmin raises"
+            --device cpu --nan omit --nans 1 --op argmin -n 1000 --iters 1)
+dr_cli_test(nan_omit_exact 0 "verification: passed: exact sum, rounded once"
+            --device cpu --nan omit --nans 0.3 --acc exact --type bfloat16 -n 100003 --iters 1)
+dr_cli_test(nan_propagate_sum 0 "^result: nan [(]float64[)]" --device cpu --nans 0.01 -n 1000 --iters 1)
 dr_cli_test(bad_block_not_pow2 2 "^dreduce: error: .*--block '48'.*32, 64, 128, 256, 512, 1024" --block 48)
 dr_cli_test(bad_block_too_big 2 "^dreduce: error: .*--block '2048'.*1024" -b 2048)
 dr_cli_test(bad_block_too_small 2 "^dreduce: error: .*--block '16'.*32" --block=16)
