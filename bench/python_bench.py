@@ -20,8 +20,10 @@ accumulation in torch/CuPy is the loosest).
 
 --overhead measures only the Python layer's cost per call, on the CPU backend of any machine, in one process.
 --host measures host (NumPy) arrays instead: a CPU and a GPU context against np.sum, in this process (host()).
+--nan measures the NaN policy on a GPU tensor with 1% NaN: ctx.reduce(t, nan="omit") against torch.nansum,
+cupy.nansum, torch.nanmean and torch.nanmedian, and the same calls without NaN omitted, in this process (nan()).
 
-usage: python3 bench/python_bench.py [--overhead | --host] [--np 1,2] [--sizes 10-30 | 10,20,2^30,1Mi] [--gpu 0] [--json FILE]
+usage: python3 bench/python_bench.py [--overhead | --host | --nan] [--np 1,2] [--sizes 10-30 | 10,20,2^30,1Mi] [--gpu 0] [--json FILE]
                                      [--rows dreduce,torch,cupy,nccl] [--budget 0.3] [--warmup 5]
                                      [--min-reps 10] [--max-reps 2000] [--mpiexec mpiexec]
 With no arguments: P = 1 and 2, every even power from 2^10 to 2^30. It launches itself under mpiexec once per P
@@ -322,6 +324,96 @@ def host(a):
     return 0
 
 
+def nan(a):
+    """NaN policy OMIT from Python (issue 42), on one GPU in this process: a float32 torch tensor of standard normal
+    values with 1% NaN at random places (and the same tensor as a CuPy array), at --sizes (default 2^24, 2^28).
+    Rows, each a whole call with the answer in hand (the median of as many calls as fill --budget seconds):
+    ctx.reduce(t) (propagate: NaN), ctx.reduce(t, nan="omit") against torch.nansum(t).item() and
+    float(cupy.nansum(x)); ctx.reduce(t, "stats", nan="omit") (count, sum, mean, both variances, min, max) against
+    torch.nanmean(t).item() (torch has no nanvar, nanmin or nanmax); ctx.median(t, nan="omit") against
+    torch.nanmedian(t).item() and float(cupy.nanmedian(x)). Answers checked: the sums against a float64 nansum
+    (relative 1e-6), the means likewise, the medians equal to torch's (np.nanmedian of the float64 values)."""
+    import numpy as np
+    from mpi4py import MPI
+    import dreduce
+    try:
+        import torch
+    except ImportError:
+        print("--nan needs torch")
+        return 77
+    if not torch.cuda.is_available():
+        print("--nan needs a GPU")
+        return 77
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    sizes = [n for n in a.sizes if n >= 1 << 10]
+    print(f"dreduce {dreduce.__version__} ({dreduce.LIBRARY_PATH}); torch {torch.__version__}"
+          f"{'; CuPy ' + cupy.__version__ if cupy else '; no CuPy'}; {torch.cuda.get_device_name(0)}")
+
+    def med(fn):
+        fn()
+        t, spent = [], 0.0
+        while len(t) < 3 or spent < a.budget:
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - t0)
+            spent += t[-1]
+        return statistics.median(t) * 1e3
+
+    rows, bad = [], 0
+    with dreduce.Context(MPI.COMM_WORLD, device="gpu", share_gpus=True) as ctx:
+        for n in sizes:
+            g = torch.Generator(device="cuda").manual_seed(n)
+            t = torch.randn(n, device="cuda", generator=g)
+            t[torch.rand(n, device="cuda", generator=g) < 0.01] = float("nan")
+            x = cupy.asarray(t) if cupy else None
+            want = torch.nansum(t.double()).item()
+            want_mean = torch.nanmean(t.double()).item()
+            nbytes = t.numel() * t.element_size()
+            row = lambda what, ms: rows.append((n, what, ms, nbytes / ms / 1e6))  # noqa: E731
+            got = ctx.reduce(t, nan="omit")
+            if abs(got - want) > 1e-6 * abs(want) + 1e-3:
+                print(f"FAIL: n {n}: ctx.reduce(t, nan='omit') {got!r}, float64 nansum {want!r}")
+                bad = 1
+            st = ctx.reduce(t, "stats", nan="omit")
+            if abs(st.mean - want_mean) > 1e-6 * abs(want_mean) + 1e-9:
+                print(f"FAIL: n {n}: stats mean {st.mean!r}, float64 nanmean {want_mean!r}")
+                bad = 1
+            m = ctx.median(t, nan="omit")
+            tm = torch.nanmedian(t).item()
+            if n <= 1 << 28 and m != tm and not (m == 0 and tm == 0):
+                # torch.nanmedian takes the lower middle element; dreduce np.nanmedian's (the two middle ones' lerp)
+                lo = torch.sort(t[~torch.isnan(t)]).values
+                k = lo.numel()
+                want_m = float(np.quantile(lo[(k - 1) // 2:k // 2 + 1].double().cpu().numpy(), 0.5))
+                if m != want_m:
+                    print(f"FAIL: n {n}: median {m!r}, np.nanmedian {want_m!r}")
+                    bad = 1
+            row("ctx.reduce(t) (propagate: nan)", med(lambda: ctx.reduce(t)))
+            row("ctx.reduce(t, nan='omit')", med(lambda: ctx.reduce(t, nan="omit")))
+            row("torch.nansum(t).item()", med(lambda: torch.nansum(t).item()))
+            if cupy is not None:
+                row("float(cupy.nansum(x))", med(lambda: float(cupy.nansum(x))))
+            row("ctx.reduce(t, 'stats', nan='omit')", med(lambda: ctx.reduce(t, "stats", nan="omit")))
+            row("torch.nanmean(t).item()", med(lambda: torch.nanmean(t).item()))
+            row("ctx.median(t, nan='omit')", med(lambda: ctx.median(t, nan="omit")))
+            row("torch.nanmedian(t).item()", med(lambda: torch.nanmedian(t).item()))
+            if cupy is not None:
+                row("float(cupy.nanmedian(x))", med(lambda: float(cupy.nanmedian(x))))
+            del t, x
+            torch.cuda.empty_cache()
+    print(f"{'n':>10} {'call (float32, 1% NaN)':<40} {'ms':>9} {'GB/s':>8}")
+    for n, what, ms, gbs in rows:
+        print(f"{'2^%d' % (n.bit_length() - 1):>10} {what:<40} {ms:>9.3f} {gbs:>8.1f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump([dict(n=n, call=w, ms=ms, gbs=g) for n, w, ms, g in rows], f, indent=1)
+    return bad
+
+
 # ---- the driver: one mpiexec per P, then the table
 def launcher(mpiexec):
     try:
@@ -413,6 +505,8 @@ def main():
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--host", action="store_true",
                     help="host (NumPy) arrays on a CPU and a GPU context against NumPy, in this process")
+    ap.add_argument("--nan", action="store_true",
+                    help="the NaN policy on a GPU tensor with 1%% NaN against torch's and CuPy's nan* functions")
     ap.add_argument("--overhead", action="store_true",
                     help="only the Python layer's cost per call, on the CPU backend in this process (no GPU)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -427,12 +521,12 @@ def main():
             raise ValueError(f"rows {bad}" if bad else "counts must be positive")
     except ValueError as e:
         ap.error(f"bad --np, --sizes, --rows or reps: {e}")
-    if a.overhead or a.host:
+    if a.overhead or a.host or a.nan:
         if importlib.util.find_spec("dreduce") is None:
             sys.path.insert(0, os.path.join(REPO, "python"))
-        if a.host and "--sizes" not in " ".join(argv):
-            a.sizes = [1 << 26, 1 << 28]
-        return host(a) if a.host else overhead(a)
+        if (a.host or a.nan) and "--sizes" not in " ".join(argv):
+            a.sizes = [1 << 26, 1 << 28] if a.host else [1 << 24, 1 << 28]
+        return host(a) if a.host else nan(a) if a.nan else overhead(a)
     if a.worker:
         return worker(a)
     keep = []
