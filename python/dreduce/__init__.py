@@ -21,6 +21,7 @@ __version__ = LIBRARY_VERSION
 DTYPE_NAMES = ("bool",) + tuple(DTYPES)
 OP_NAMES = tuple(OPS)
 ACC_MODES = ("wide", "native", "exact")
+NAN_POLICIES = ("propagate", "omit")  # Context(nan=), reduce/histogram/quantile/median(nan=)
 
 __all__ = ["Context", "Error", "UsageError", "RuntimeError", "Stats", "LIBRARY_PATH", "LIBRARY_VERSION",
-           "DTYPE_NAMES", "OP_NAMES", "ACC_MODES", "__version__"]
+           "DTYPE_NAMES", "OP_NAMES", "ACC_MODES", "NAN_POLICIES", "__version__"]

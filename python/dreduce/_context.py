@@ -12,6 +12,7 @@ import numbers
 import re
 import socket
 import sys
+import warnings
 from dataclasses import dataclass
 from typing import Optional, Union
 
@@ -38,6 +39,7 @@ _addressof, _from_buffer = _c.addressof, _c.c_char.from_buffer
 _reduce_fail = _lib.prototype(LIB, "dreduce_reduce_fail", _c.c_int,
                               [_CTX, _c.c_int, _c.c_int, _c.c_int, _c.POINTER(_lib.Result)])
 _timings = _lib.prototype(LIB, "dreduce_timings", None, [_CTX, _c.POINTER(_lib.Timings)])
+_set_nan = _lib.prototype(LIB, "dreduce_set_nan", _c.c_int, [_CTX, _c.c_int])
 _destroy = _lib.prototype(LIB, "dreduce_destroy", None, [_CTX])
 _gpu = _lib.prototype(LIB, "dreduce_gpu", _c.c_int, [_CTX])
 _combine_path = _lib.prototype(LIB, "dreduce_combine_path", _c.c_char_p, [_CTX])
@@ -103,7 +105,10 @@ def _raise(status, call, fallback):
 class Stats:
     """op="stats": count, sum (an exact int for integer arrays; else a float, exact-then-rounded in acc="exact"),
     mean, var (population: m2 / count), var_sample (m2 / (count - 1)), min and max (by min/max's rules: NaN wins,
-    -0.0 below +0.0; None for an empty array)."""
+    -0.0 below +0.0; None for an empty array), nan_count. With nan="omit" every field is of the elements that are
+    not NaN (np.nansum, np.nanmean, np.nanvar, np.nanmin, np.nanmax): count excludes them, nan_count says how many
+    were left out (0 with nan="propagate"), and an array of NaN only has count 0, sum 0.0, mean, var, min and max
+    NaN."""
     count: int
     sum: Union[int, float]
     mean: float
@@ -111,6 +116,7 @@ class Stats:
     var_sample: float
     min: Union[int, float, None]
     max: Union[int, float, None]
+    nan_count: int = 0
 
     @property
     def std(self):
@@ -134,8 +140,13 @@ def _stats(res):
     else:
         total = st.sum
     empty = st.count == 0
-    return Stats(count=st.count, sum=total, mean=st.mean, var=st.var_pop, var_sample=st.var_sample,
-                 min=None if empty else _scalar(st.kind, st.min), max=None if empty else _scalar(st.kind, st.max))
+    if empty and res.nan_count:  # nan="omit", NaN only: np.nanmin/np.nanmax are NaN (with a warning)
+        lo = hi = math.nan
+    else:
+        lo = None if empty else _scalar(st.kind, st.min)
+        hi = None if empty else _scalar(st.kind, st.max)
+    return Stats(count=st.count, sum=total, mean=st.mean, var=st.var_pop, var_sample=st.var_sample, min=lo, max=hi,
+                 nan_count=res.nan_count)
 
 
 def _arg(res):
@@ -155,7 +166,10 @@ class Context:
     comm: an mpi4py communicator (default MPI.COMM_WORLD; the library works on its own duplicate), or a Fortran
     communicator handle (int). acc: "wide" (default; float sums and products in float64), "native" (in the input
     type; float32 for 16-bit floats) or "exact" (float sums without rounding, rounded once to float64).
-    allreduce: every rank gets the result (default: rank 0 only). The other keywords are dreduce_config_t's fields:
+    allreduce: every rank gets the result (default: rank 0 only). nan: what a NaN element of a float array means,
+    the context's default for every call (each call may give its own nan=): "propagate" (default; a value, as
+    NumPy's plain functions take it) or "omit" (left out, as NumPy's nan* functions: np.nansum, np.nanmin,
+    np.nanargmax, np.nanmean, np.nanvar, np.nanquantile, ...). The other keywords are dreduce_config_t's fields:
     device ("auto", "gpu", "cpu"), gpu (CUDA ordinal; -1: the node-local rank's), share_gpus, bind ("workers":
     the CPU backend's threads run on the rank's share of the node's cores, the caller's threads untouched; "auto":
     the whole process is bound to that share; "none"), kernel, block, combine ("hier", "flat"), staging ("auto",
@@ -164,9 +178,9 @@ class Context:
 
     Use it as a context manager, or call close() (collective) when done."""
 
-    def __init__(self, comm=None, *, acc="wide", allreduce=False, device=None, gpu=None, share_gpus=None,
-                 bind=None, kernel=None, block=None, combine=None, staging=None, ranks_per_node=None,
-                 cpu_threads=None, timeout=None, chunk_bytes=None):
+    def __init__(self, comm=None, *, acc="wide", allreduce=False, nan="propagate", device=None, gpu=None,
+                 share_gpus=None, bind=None, kernel=None, block=None, combine=None, staging=None,
+                 ranks_per_node=None, cpu_threads=None, timeout=None, chunk_bytes=None):
         self._ctx = None
         from mpi4py import MPI
         if comm is None:
@@ -186,7 +200,7 @@ class Context:
         def enum(field, value, table):
             if value is None:
                 return
-            if value in table:
+            if isinstance(value, str) and value in table:
                 setattr(cfg, field, table[value])
             else:
                 why.append(f"{field}={value!r}: allowed: {', '.join(map(repr, table))}")
@@ -213,6 +227,7 @@ class Context:
                 setattr(cfg, field, int(value))
 
         enum("acc_mode", acc, _lib.ACC_MODES)
+        enum("nan", nan, _lib.NAN_POLICIES)
         enum("device", device, _lib.DEVICES)
         enum("bind", bind, _lib.BINDS)
         enum("kernel", kernel, _lib.KERNELS)
@@ -247,6 +262,9 @@ class Context:
         self.allreduce = bool(cfg.allreduce)
         self.timeout = cfg.timeout
         self._mode = cfg.acc_mode
+        self._nan = cfg.nan      # the context's NaN policy (dr_nan_policy_t), for calls without nan=
+        self._lib_nan = cfg.nan  # the policy the library's context has now (dreduce_set_nan when a call differs)
+        self._last_nan = cfg.nan  # the policy of this rank's last reduce() (reduce_info)
         self._res = _lib.Result()
         self._valid_view = _c.c_int.from_buffer(self._res, _lib.Result.valid.offset)
         self._no_value_view = _c.c_int.from_buffer(self._res, _lib.Result.no_value.offset)
@@ -262,12 +280,18 @@ class Context:
         self._res_ref = _c.byref(self._res)
         self._buf_arg, self._count_arg = _c_void_p(), _c_uint64()
         self._shapes = {}  # dtype code * 16 + op code -> True (valid) or why not
-        self._dist = None  # the last histogram()/quantile(): (op, DistInfo, OrderStat array or None, q or None)
+        self._dist = None  # the last histogram()/quantile(): (op, DistInfo, OrderStat array or None, q or None,
+        #                    the call's NaN policy)
 
     # ---- properties
     @property
     def closed(self):
         return self._ctx is None
+
+    @property
+    def nan(self):
+        """The context's NaN policy ("propagate" or "omit"): that of every call without its own nan=."""
+        return _lib_name(_lib.NAN_POLICIES, self._nan)
 
     @property
     def gpu(self) -> Optional[int]:
@@ -306,7 +330,7 @@ class Context:
         return self._ctx
 
     # ---- reductions
-    def reduce(self, array, op="sum", *, acc=None, allreduce=None, first=None, dtype=None):
+    def reduce(self, array, op="sum", *, acc=None, allreduce=None, first=None, dtype=None, nan=None):
         """Reduce this rank's array with the other ranks' (collective). Returns the result where it arrives (rank
         0, or every rank with allreduce) and None elsewhere: a Python int (integer accumulators, exact: sums and
         products wrap modulo 2^64) or float; for op="stats" a Stats; for "argmin"/"argmax" (value, index) with
@@ -320,7 +344,11 @@ class Context:
         context's; another value is refused (UsageError), as the context's configuration is agreed by all ranks at
         creation. first: the global index of this rank's first element (argmin/argmax; on several ranks give it, or
         call prepare() first). dtype: reinterpret the elements as this type (same size: bfloat16 bits in a uint16
-        array)."""
+        array). nan: "propagate" or "omit" for this call (None: the context's, Context(nan=)); every rank of the
+        call must give the same. With "omit" the result is NumPy's nan* function's of the whole array (np.nansum,
+        np.nanprod, np.nanmin, np.nanmax, np.nanargmin, np.nanargmax; stats as np.nanmean, np.nanvar): where every
+        element is NaN, min and max are NaN with a RuntimeWarning, and argmin/argmax raise UsageError (a
+        ValueError), as NumPy does. reduce_info() says how many NaN were left out."""
         ctx = self._ctx
         if ctx is None:
             raise UsageError("Context.reduce: the context is closed (no collective can be joined)", _lib.ERR_USAGE,
@@ -342,6 +370,17 @@ class Context:
         opc = _lib.OPS.get(op) if type(op) is str else None
         if opc is None:
             return self._fail(code, op, f"op {op!r} is not one of {', '.join(_lib.OPS)}")
+        if nan is None:
+            policy = self._nan
+        else:
+            policy = _nan_code(nan)
+            if policy is None:
+                return self._fail(code, op, _nan_why(nan))
+        if policy != self._lib_nan:
+            why = self._set_policy(policy)
+            if why is not None:
+                return self._fail(code, op, why)
+        self._last_nan = policy
         if self._shapes.get(code * 16 + opc) is not True or acc is not None or allreduce is not None or \
                 first is not None:
             why = self._check_call(code, opc, acc, allreduce, first, count)
@@ -376,11 +415,53 @@ class Context:
             return None
         kind = self._kind_view.value
         view = self._views.get(kind)
+        if policy and self._res.nan_count and self._res.nan_count == self._res.count:
+            return self._all_nan(kind, view, opc)
         if view is not None:
             return None if self._no_value_view.value else view.value
         if kind >= _lib.ACC_STATS_I64:
             return _stats(self._res)
         return _arg(self._res)
+
+    def _all_nan(self, kind, view, opc):
+        """nan="omit", an array of NaN only, where the result arrived: NumPy's nan* answer (sum 0, prod 1, min and
+        max NaN, stats with count 0), warning or raising as NumPy does."""
+        if opc in (_lib.OPS["argmin"], _lib.OPS["argmax"]):
+            msg = (f"Context.reduce: op {_lib.OP_NAMES[opc]} with nan='omit': All-NaN slice encountered (every one of "
+                   f"the {self._res.count} elements is NaN; np.nan{_lib.OP_NAMES[opc]} raises too)")
+            raise UsageError(msg, _lib.ERR_USAGE, "dreduce_reduce")
+        if opc in (_lib.OPS["min"], _lib.OPS["max"], _lib.OPS["stats"]):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        if view is not None:
+            return None if self._no_value_view.value else view.value
+        return _stats(self._res)
+
+    def _set_policy(self, policy):
+        """dreduce_set_nan (local: no communication): None, or why not."""
+        _CAPTURE.enter()
+        try:
+            st = _set_nan(self._ctx, policy)
+        finally:
+            _CAPTURE.leave()
+        text = _lib.messages(_CAPTURE.take())
+        if st != _lib.OK:
+            return f"dreduce_set_nan({policy}) failed" + (f": {text}" if text else "")
+        self._lib_nan = policy
+        return None
+
+    def reduce_info(self):
+        """What this rank's last reduce() found, as a dict: valid (True where the result arrived), count (elements
+        of the whole array) and nan_count (of them NaN, left out under nan="omit"; 0 under "propagate"), both
+        where valid (None elsewhere); local_nan_count (this rank's part's NaN left out, as timings()["nan_count"]);
+        nan (the call's policy)."""
+        ctx = self._live("reduce_info")
+        t = _lib.Timings()
+        _timings(ctx, t)
+        res = self._res
+        valid = bool(res.valid)
+        return {"valid": valid, "count": res.count if valid else None,
+                "nan_count": res.nan_count if valid else None,
+                "local_nan_count": t.nan_count, "nan": _lib_name(_lib.NAN_POLICIES, self._last_nan)}
 
     def _check_call(self, code, opc, acc, allreduce, first, count):
         """Why this call cannot go to the library as it is, or None."""
@@ -433,7 +514,7 @@ class Context:
         raise UsageError(f"Context.{method}: {why}", _lib.ERR_USAGE, call)
 
     # ---- distributions (include/dreduce.h, "Distributions")
-    def histogram(self, array, bins=10, range=None, *, dtype=None):  # noqa: A002: np.histogram's name
+    def histogram(self, array, bins=10, range=None, *, dtype=None, nan=None):  # noqa: A002: np.histogram's name
         """np.histogram(whole, bins, range) of the whole array (the ranks' parts in rank order; collective):
         (counts, edges) where the result arrives (rank 0, or every rank with allreduce) and None elsewhere.
         counts: int64 array of bins counts, as NumPy's; edges: bins + 1 edges in NumPy's bin type (float16 for
@@ -443,7 +524,9 @@ class Context:
         not supported). range: None (the array's min and max: refused for an array holding NaN or inf, as NumPy
         refuses it) or (lo, hi), finite, lo <= hi (lo == hi widens to lo - 0.5, hi + 0.5, as NumPy); elements
         outside it and NaN are in no bin (dist_info() counts them). array and dtype= as reduce(); bool counts as
-        uint8, bfloat16 as its float32 values."""
+        uint8, bfloat16 as its float32 values. nan: "propagate" or "omit" (None: the context's): NaN are in no bin
+        either way; with "omit" the automatic range is the min and max of the elements that are not NaN, as
+        np.histogram(a[~np.isnan(a)]) takes it, where "propagate" refuses an array holding NaN."""
         ctx = self._live_call("histogram", "dreduce_histogram")
         why, code, keep = None, None, None
         try:
@@ -452,10 +535,10 @@ class Context:
             why, code = str(e), e.code
         nbins, why_bins = _bins_arg(bins)
         lohi, why_range = _range_arg(range)
-        why = why or why_bins or why_range
+        why = why or why_bins or why_range or self._dist_policy(nan)
         rng = (_c.c_double * 2)(*lohi) if lohi is not None else None
         info = _lib.DistInfo()
-        self._dist = ("histogram", info, None, None)
+        self._dist = ("histogram", info, None, None, self._lib_nan)
         if why is not None:
             self._dist_refuse("histogram", _lib.DIST_HISTOGRAM, code, nbins, rng, 0, None, info, why)
         size = nbins if 1 <= nbins <= _lib.MAX_BINS else 1  # the library refuses other counts before writing
@@ -476,13 +559,18 @@ class Context:
             return None
         return counts.astype(np.int64), edges.astype(_EDGE_TYPES.get(code, np.float64))
 
-    def quantile(self, array, q, *, dtype=None):
+    def quantile(self, array, q, *, dtype=None, nan=None):
         """np.quantile(whole.astype(np.float64), q) (method "linear") of the whole array (the ranks' parts in rank
         order; collective), bit for bit, on every rank: a float for a scalar q, else a float64 NumPy array of q's
         shape. q: each in [0, 1], 1 .. 64 of them (they share the passes over the data). An array holding NaN
         gives NaN (as NumPy); an array with no element has no quantile (UsageError on every rank). Where -0.0 and
         +0.0 are both in the data, which of the two an order statistic is is unspecified. array and dtype= as
-        reduce()."""
+        reduce(). nan: "propagate" or "omit" (None: the context's); with "omit" it is np.nanquantile: the order
+        statistics of the elements that are not NaN (an array of NaN only: NaN, with a RuntimeWarning, as
+        NumPy)."""
+        return self._quantile(array, q, dtype, nan)
+
+    def _quantile(self, array, q, dtype, nan):
         ctx = self._live_call("quantile", "dreduce_quantile")
         why, code, keep = None, None, None
         try:
@@ -490,12 +578,12 @@ class Context:
         except Reject as e:
             why, code = str(e), e.code
         qs, shape, why_q = _q_arg(q)
-        why = why or why_q
+        why = why or why_q or self._dist_policy(nan)
         nq = 0 if qs is None else qs.size
         qbuf = None if qs is None else qs.ctypes.data
         info = _lib.DistInfo()
         order = (_lib.OrderStat * max(1, nq))()
-        self._dist = ("quantile", info, order, qs)
+        self._dist = ("quantile", info, order, qs, self._lib_nan)
         if why is not None:
             self._dist_refuse("quantile", _lib.DIST_QUANTILE, code, 0, None, nq, qbuf, info, why)
         values = np.empty(max(1, nq), np.float64)
@@ -509,14 +597,17 @@ class Context:
             _raise(st, "dreduce_quantile", f"count {count}, dtype {_lib.DTYPE_NAMES[code]}, {nq} q: failed (on this "
                    "rank or another: the rank with the problem said why)")
         _CAPTURE.take()
+        if self._lib_nan and info.valid and info.nan_count and info.nan_count == info.count:
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
         if shape is None:
             return float(values[0])
         return values[:nq].reshape(shape)
 
-    def median(self, array, *, dtype=None):
+    def median(self, array, *, dtype=None, nan=None):
         """quantile(array, 0.5) (collective; a float on every rank). Not always np.median's last bit: NumPy's
-        median is the mean of the two middle elements, (a + b) / 2, the quantile a + (b - a) / 2."""
-        return self.quantile(array, 0.5, dtype=dtype)
+        median is the mean of the two middle elements, (a + b) / 2, the quantile a + (b - a) / 2. nan="omit":
+        np.nanmedian's elements (the order statistics of those that are not NaN)."""
+        return self._quantile(array, 0.5, dtype, nan)
 
     def dist_info(self):
         """What this rank's last histogram() or quantile() found, as a dict (None before the first): op, valid
@@ -526,16 +617,19 @@ class Context:
         local_ms, combine_ms, range_ms (NaN without the automatic range), total_ms; for quantile() also order: per
         q, the order statistics it interpolates between (lower, upper: values as int or float; lower_rank,
         upper_rank: 0-based ranks in the sorted whole array; gamma: the weight). count .. hi are those of the
-        result, on ranks where it is valid."""
+        result, on ranks where it is valid. nan_count counts the whole array's NaN under either policy (with
+        nan="omit" they are left out: the quantile's order statistics are of count - nan_count elements);
+        local_nan_count: this rank's part's NaN; nan: the call's policy."""
         if self._dist is None:
             return None
-        op, info, order, qs = self._dist
+        op, info, order, qs, policy = self._dist
         n = max(0, min(info.passes, _lib.DIST_MAX_PASSES))
         d = {"op": op}
         for name, _ in _lib.DistInfo._fields_:
             value = getattr(info, name)
             d[name] = [value[i] for i in builtins.range(n)] if name.startswith("pass_") else value
         d["valid"] = bool(info.valid)
+        d["nan"] = _lib_name(_lib.NAN_POLICIES, policy)
         if order is not None and qs is not None and info.valid:
             d["order"] = [{"q": float(qs[i]), "lower": _scalar(o.kind, o.lower), "upper": _scalar(o.kind, o.upper),
                            "lower_rank": o.lower_rank, "upper_rank": o.upper_rank, "gamma": o.gamma}
@@ -548,6 +642,17 @@ class Context:
                              _lib.ERR_USAGE, call)
         return self._ctx
 
+    def _dist_policy(self, nan):
+        """Put the call's NaN policy in place (nan=None: the context's): None, or why not (the call is then
+        joined as failed). histogram(), quantile() and prepare()."""
+        if nan is None:
+            policy = self._nan
+        else:
+            policy = _nan_code(nan)
+            if policy is None:
+                return _nan_why(nan)
+        return self._set_policy(policy) if policy != self._lib_nan else None
+
     def _dist_refuse(self, method, op, code, bins, rng, nq, qbuf, info, why):
         """Join the histogram's or quantile's collective as a rank that failed (dreduce_dist_fail), then raise."""
         _CAPTURE.enter()
@@ -558,11 +663,12 @@ class Context:
             _CAPTURE.leave()
         self._refused(method, "dreduce_histogram" if op == _lib.DIST_HISTOGRAM else "dreduce_quantile", why)
 
-    def prepare(self, array_or_count, op="sum", dtype=None):
+    def prepare(self, array_or_count, op="sum", dtype=None, *, nan=None):
         """Plan reductions of this shape (collective): problems show up here on every rank alike, the first
         reduce() of the shape allocates nothing, and for argmin/argmax each rank learns where its part starts in
         the whole array (its count; the parts in rank order), which reduce() then uses while this rank's count
-        stays the same. array_or_count: an array (its count and dtype), or a count with dtype=."""
+        stays the same. array_or_count: an array (its count and dtype), or a count with dtype=. nan: the NaN policy
+        of the reductions planned (None: the context's), as reduce()'s."""
         ctx = self._live("prepare")
         why, code, count = None, None, 0
         try:
@@ -579,6 +685,8 @@ class Context:
         opc = _lib.OPS.get(op) if type(op) is str else None
         if why is None and opc is None:
             why = f"op {op!r} is not one of {', '.join(_lib.OPS)}"
+        if why is None:
+            why = self._dist_policy(nan)
         _CAPTURE.enter()
         try:
             if why is not None:  # a dtype no library has: every rank's dreduce_prepare fails, none waits
@@ -600,7 +708,8 @@ class Context:
     def timings(self):
         """Times of this rank's last reduce(), in milliseconds (NaN where this rank had no part in a level): local
         (its own reduction), node / global / bcast (the combine's levels, waiting for slower ranks included), total
-        (the whole C call), pass_ms (each GPU kernel pass, where timed), and chunks, bytes, depth."""
+        (the whole C call), pass_ms (each GPU kernel pass, where timed), and chunks, bytes, depth, nan_count (the
+        NaN of this rank's part left out under nan="omit"; 0 otherwise)."""
         t = _lib.Timings()
         _timings(self._live("timings"), t)
         d = {name: getattr(t, name) for name, _ in _lib.Timings._fields_ if name not in ("pass_ms", "wait_ms")}
@@ -683,6 +792,15 @@ def _q_arg(q):
         return None, None, f"q={q!r}: a number or a sequence of numbers is needed (got dtype {a.dtype})"
     shape = None if a.ndim == 0 else a.shape
     return np.ascontiguousarray(a, dtype=np.float64).reshape(-1), shape, None
+
+
+def _nan_code(nan):
+    """dr_nan_policy_t of a nan= value ("propagate", "omit"), or None."""
+    return _lib.NAN_POLICIES.get(nan) if type(nan) is str else None
+
+
+def _nan_why(nan):
+    return f"nan={nan!r}: allowed: {', '.join(map(repr, _lib.NAN_POLICIES))} (None: the context's)"
 
 
 def _lib_name(table, value):

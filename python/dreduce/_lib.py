@@ -23,6 +23,8 @@ BINDS = {"auto": 0, "none": 1, "workers": 2}
 KERNELS = {"neighbored": 0, "interleaved": 1, "smem": 2, "smem2": 3, "unroll": 4, "shuffle": 5, "multipass": 6}
 COMBINES = {"hier": 0, "flat": 1}
 STAGINGS = {"auto": 0, "device": 1, "host": 2, "mapped": 3}
+NAN_POLICIES = {"propagate": 0, "omit": 1}  # dr_nan_policy_t
+NAN_PROPAGATE, NAN_OMIT = 0, 1
 
 OK, ERR_USAGE, ERR_RUNTIME = 0, 2, 3
 # dr_acc_kind_t
@@ -45,7 +47,8 @@ class Config(ctypes.Structure):
                 ("bind", ctypes.c_int), ("kernel", ctypes.c_int), ("block", ctypes.c_int),
                 ("acc_mode", ctypes.c_int), ("combine", ctypes.c_int), ("staging", ctypes.c_int),
                 ("allreduce", ctypes.c_int), ("ranks_per_node", ctypes.c_int), ("cpu_threads", ctypes.c_int),
-                ("timeout", ctypes.c_double), ("chunk_bytes", ctypes.c_size_t), ("time_passes", ctypes.c_int)]
+                ("timeout", ctypes.c_double), ("chunk_bytes", ctypes.c_size_t), ("time_passes", ctypes.c_int),
+                ("nan", ctypes.c_int)]
 
 
 class Scalar(ctypes.Union):  # dr_scalar_t
@@ -75,7 +78,7 @@ class Stats(ctypes.Structure):  # dr_stats_result_t = dreduce_stats_t
 
 class Result(ctypes.Structure):  # dreduce_result_t
     _fields_ = [("kind", ctypes.c_int), ("value", Value), ("valid", ctypes.c_int), ("no_value", ctypes.c_int),
-                ("stats", Stats)]
+                ("stats", Stats), ("count", ctypes.c_uint64), ("nan_count", ctypes.c_uint64)]
 
 
 class Timings(ctypes.Structure):  # dreduce_timings_t
@@ -83,7 +86,8 @@ class Timings(ctypes.Structure):  # dreduce_timings_t
                 ("load_ms", ctypes.c_double), ("read_ms", ctypes.c_double), ("stage_ms", ctypes.c_double),
                 ("node_ms", ctypes.c_double), ("global_ms", ctypes.c_double), ("bcast_ms", ctypes.c_double),
                 ("total_ms", ctypes.c_double), ("launch_ms", ctypes.c_double), ("wait_ms", ctypes.c_double),
-                ("chunks", ctypes.c_uint64), ("bytes", ctypes.c_uint64), ("depth", ctypes.c_uint64)]
+                ("chunks", ctypes.c_uint64), ("bytes", ctypes.c_uint64), ("depth", ctypes.c_uint64),
+                ("nan_count", ctypes.c_uint64)]
 
 
 class DistInfo(ctypes.Structure):  # dreduce_dist_info_t
@@ -92,7 +96,8 @@ class DistInfo(ctypes.Structure):  # dreduce_dist_info_t
                 ("hi", ctypes.c_double), ("passes", ctypes.c_int),
                 ("pass_local_ms", ctypes.c_double * DIST_MAX_PASSES),
                 ("pass_combine_ms", ctypes.c_double * DIST_MAX_PASSES), ("local_ms", ctypes.c_double),
-                ("combine_ms", ctypes.c_double), ("range_ms", ctypes.c_double), ("total_ms", ctypes.c_double)]
+                ("combine_ms", ctypes.c_double), ("range_ms", ctypes.c_double), ("total_ms", ctypes.c_double),
+                ("local_nan_count", ctypes.c_uint64)]
 
 
 class OrderStat(ctypes.Structure):  # dreduce_order_stat_t
@@ -202,7 +207,7 @@ def check_abi(lib, path):
         if theirs != ctypes.sizeof(cls):
             bad.append(f"{name}: {theirs} bytes there, {ctypes.sizeof(cls)} here")
     for name in ("dreduce_create_f", "dreduce_reduce_fail", "dreduce_reduce_at", "dreduce_prepare",
-                 "dreduce_histogram", "dreduce_quantile", "dreduce_dist_fail"):
+                 "dreduce_histogram", "dreduce_quantile", "dreduce_dist_fail", "dreduce_set_nan"):
         if not hasattr(lib, name):
             bad.append(f"no {name}")
     if bad:

@@ -87,6 +87,15 @@ if(DR_PY_PYTHON)
     set_tests_properties(python_distrib_np${np} PROPERTIES LABELS python TIMEOUT 300 SKIP_RETURN_CODE 77
                          ENVIRONMENT "${DR_TEST_ENV}")
   endforeach()
+  # The NaN policy (nan="omit": NumPy's nan* functions; issue "the nan* family across ranks"): test_nan.py on the
+  # CPU backend at 1-4 ranks, every op x float dtype x NaN data set against NumPy's nan* on the whole array, the NaN
+  # counts, NumPy's warnings and errors for NaN only, a bad or disagreeing policy on every rank and on one.
+  foreach(np 1 2 3 4)
+    add_test(NAME python_nan_np${np} COMMAND ${dr_py_run} --np ${np} --python ${DR_PY_PYTHON} --timeout 240
+                                             ${DR_PY}/test_nan.py)
+    set_tests_properties(python_nan_np${np} PROPERTIES LABELS python TIMEOUT 300 SKIP_RETURN_CODE 77
+                         ENVIRONMENT "${DR_TEST_ENV}")
+  endforeach()
   foreach(np 1 2)
     add_test(NAME gpu_python_distrib_np${np}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_if_gpu.sh ${DR_PY_GPU_PYTHON} ${DR_PY}/run_mpi.py

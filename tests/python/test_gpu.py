@@ -3,7 +3,8 @@
 give: DLPack, __cuda_array_interface__), every dtype the library has x every op, against the same NumPy/Python
 references as test_cpu.py (its generators and checkers) and against torch's and CuPy's own answers; input written
 on a non-default stream and reduced at once (the array's stream must be waited for); non-contiguous device arrays
-refused; host, pinned and managed inputs on a GPU context. Run under mpiexec at 1 or 2 ranks (ranks may share a
+refused; host, pinned and managed inputs on a GPU context; nan="omit" (test_nan.py's data sets and checks with
+device arrays, and a large array against the CPU backend). Run under mpiexec at 1 or 2 ranks (ranks may share a
 GPU; tests/python/run_mpi.py, through tests/gpu/run_if_gpu.sh).
 
 usage: mpiexec -n N python3 test_gpu.py [--without-new-ops] [--verbose]
@@ -112,6 +113,48 @@ def matrix(libs, new_ops):
             for dtype in T.DTYPES:
                 for op in ["sum", "max"] + (["stats"] if new_ops else []):
                     run_case(ctx, lib, mod, "exact", dtype, op)
+
+
+# ---- the NaN policy
+def nan_omit(libs):
+    """nan="omit" with device arrays: test_nan.py's float data sets (NaN, ~1%, on some ranks, one rank's or every
+    element, with +-inf, signed zeros, signalling and quiet payloads) as CuPy arrays and torch tensors on a GPU
+    context, every op against NumPy's nan* function of the whole array, the NaN counts, warnings and errors; then
+    a large array (several kernel passes) whose answers equal the CPU backend's for the same parts."""
+    import test_nan as N
+    for lib, mod in libs.items():
+        def place(part, dtype, ctx, lib=lib, mod=mod):
+            return to_device(lib, mod, part, dtype, ctx.gpu)[0]
+        N.matrix(place=place, device="gpu", label=f"gpu {lib}", ints=False)
+    n = (1 << 22) + 12345
+    with dreduce.Context(device="gpu", share_gpus=True, allreduce=True, acc="exact", nan="omit") as g, \
+            dreduce.Context(device="cpu", allreduce=True, acc="exact", nan="omit") as c:
+        for dtype in ("float32", "float16", "bfloat16", "float64"):
+            whole, cut = N.whole_array(dtype, "sparse", n=n)
+            host = whole[cut[RANK]:cut[RANK + 1]]
+            kw = {"dtype": "bfloat16"} if dtype == "bfloat16" else {}
+            want_nan = int(np.isnan(N.numpy_view(dtype, whole)).sum())
+            for lib, mod in libs.items():
+                d = to_device(lib, mod, host, dtype, g.gpu)[0]
+                if not COMM.allreduce(d is not None, op=MPI.LAND):
+                    continue
+                for op in ("sum", "min", "max", "argmin", "argmax", "stats"):
+                    first = {"first": cut[RANK]} if op in ("argmin", "argmax") else {}
+                    want = c.reduce(host, op, **kw, **first)
+                    got = g.reduce(d, op, **kw, **first)
+                    info = g.reduce_info()
+                    if op == "stats":  # exact sums: equal; the variance's rounding depends on the order
+                        same = got is not None and want is not None and \
+                            (got.count, got.nan_count, got.sum, got.mean, got.min, got.max) == \
+                            (want.count, want.nan_count, want.sum, want.mean, want.min, want.max) and \
+                            abs(got.var - want.var) <= 1e-9 * abs(want.var)
+                    else:
+                        same = got == want
+                    T.check(f"large {lib} {dtype} {op} nan='omit': GPU == CPU", same, f"{got!r} vs {want!r}")
+                    T.check(f"large {lib} {dtype} {op} nan='omit': NaN count", info["nan_count"] == want_nan and
+                            info["local_nan_count"] == int(np.isnan(N.numpy_view(dtype, host)).sum()), f"{info}")
+                got = g.reduce(d, **kw, nan="propagate")
+                T.check(f"large {lib} {dtype} sum nan='propagate' per call: NaN", got != got, f"{got!r}")
 
 
 # ---- against the array library's own answer, at a size that takes several kernel passes
@@ -288,7 +331,7 @@ def main():
     libs = {k: v for k, v in libs.items() if k in common}
     if RANK == 0:
         print(f"GPU tests with {', '.join(sorted(libs))} on {SIZE} rank(s)", flush=True)
-    for part in (matrix, framework_answers, streams, inputs):
+    for part in (matrix, framework_answers, streams, inputs, nan_omit):
         try:
             part(libs, T.NEW_OPS_ON) if part is matrix else part(libs)
         except Exception:  # noqa: BLE001: report, then end every rank (others may wait in a collective)
