@@ -254,6 +254,21 @@ def overhead(a):
 
 
 # ---- --host: host arrays (NumPy) on the CPU backend and on a GPU context, against NumPy, in this one process
+def median_ms(fn, budget, before=None):
+    """The median wall time of fn() in ms, over as many calls as fill `budget` seconds (at least 3) after one
+    untimed; before() (untimed) ahead of each, e.g. a device synchronization so no earlier work is timed."""
+    fn()
+    t, spent = [], 0.0
+    while len(t) < 3 or spent < budget:
+        if before:
+            before()
+        t0 = time.perf_counter()
+        fn()
+        t.append(time.perf_counter() - t0)
+        spent += t[-1]
+    return statistics.median(t) * 1e3
+
+
 def host(a):
     """A NumPy user's host array: ctx.reduce(a) (sum, float64 accumulation) and ctx.reduce(a, "stats") on a CPU
     context (its worker threads on this rank's share of the node: cfg.bind's library default) and, where there is a
@@ -283,14 +298,7 @@ def host(a):
           f"{cpus} of {os.cpu_count()} CPUs (the launcher's binding)")
 
     def med(fn):
-        fn()
-        t, spent = [], 0.0
-        while len(t) < 3 or spent < a.budget:
-            t0 = time.perf_counter()
-            fn()
-            t.append(time.perf_counter() - t0)
-            spent += t[-1]
-        return statistics.median(t) * 1e3
+        return median_ms(fn, a.budget)
 
     rows = []
     for n in sizes:
@@ -353,15 +361,7 @@ def nan(a):
           f"{'; CuPy ' + cupy.__version__ if cupy else '; no CuPy'}; {torch.cuda.get_device_name(0)}")
 
     def med(fn):
-        fn()
-        t, spent = [], 0.0
-        while len(t) < 3 or spent < a.budget:
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            fn()
-            t.append(time.perf_counter() - t0)
-            spent += t[-1]
-        return statistics.median(t) * 1e3
+        return median_ms(fn, a.budget, before=torch.cuda.synchronize)
 
     rows, bad = [], 0
     with dreduce.Context(MPI.COMM_WORLD, device="gpu", share_gpus=True) as ctx:
