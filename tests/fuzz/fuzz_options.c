@@ -82,7 +82,7 @@ static void check_stable(int argc, char **argv, const dr_options_t *o, const cha
     if (o->type_given) snprintf(vals[k++], 64, "--type=%s", dr_dtype_name(o->dtype));
     if (o->input[0]) snprintf(vals[k++], sizeof vals[0], "--input=%s", o->input);
     if (o->offset_given) snprintf(vals[k++], 64, "--offset=%" PRIu64, o->input_offset);
-    snprintf(vals[k++], 64, "--op=%s", dr_op_name(o->op));
+    snprintf(vals[k++], 64, "--op=%s", dr_options_op_name(o)); /* histogram, quantile, median: not o->op (sum) */
     snprintf(vals[k++], 64, "--acc=%s", dr_acc_mode_name(o->acc_mode));
     snprintf(vals[k++], 64, "--kernel=%s", dr_kernel_name(o->kernel));
     if (o->block != 0) snprintf(vals[k++], 64, "-b%d", o->block); /* 0 (auto) has no spelling */
