@@ -80,8 +80,9 @@ typedef struct {
     int32_t failed_status;          /* the worst status among them (a dr_status_t) */
     uint64_t count;                 /* elements of the ranks' parts, summed (written with the signature) */
     uint64_t nan_count;             /* of them NaN left out (NaN policy OMIT), summed; written where the value is,
-                                       by the kernel or the CPU backend: it must come right before the value (a
-                                       partial target is preceded by its NaN count: gpu_backend.h) */
+                                       by the kernel or the CPU backend, only by a call that omits NaN (OMIT, a
+                                       float type: context.c reads it only then); it must come right before the
+                                       value (a partial target is preceded by its NaN count: gpu_backend.h) */
     dr_partial_t value;             /* the partial (identity where the rank failed) */
 } dr_record_t;
 

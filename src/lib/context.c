@@ -683,6 +683,14 @@ static void all_nan_result(dr_acc_kind_t acc, dr_op_t op, dreduce_result_t *out)
     }
 }
 
+/* Whether a call with signature sig leaves NaN out: the policy OMIT and a float type. Only then did the local level
+ * write the record's NaN count (the kernels of PROPAGATE and of the integer rows leave it as an earlier call did),
+ * so only then is it read; elsewhere the count is 0. */
+static int omits_nan(const dreduce_context_t *ctx, const dr_signature_t *sig)
+{
+    return ctx->cfg.nan == DR_NAN_OMIT && dr_dtype_is_float((dr_dtype_t)sig->v[DR_SIG_DTYPE]);
+}
+
 /* This rank's NaN count of the last reduction, from its partial record (on the DEVICE path, in device memory). */
 static dr_status_t read_nan_count(const dreduce_context_t *ctx, uint64_t *out)
 {
@@ -728,7 +736,8 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         final = NULL; /* our own error stands, whatever the others sent */
     }
     if (sync && !ctx->force_allreduce && ctx->topo.rank != 0) final = NULL; /* rank 0's, as configured */
-    if (s == DR_OK && ctx->cfg.nan == DR_NAN_OMIT) DR_CHECK(read_nan_count(ctx, &tm->nan_count));
+    const int omit = omits_nan(ctx, sig);
+    if (s == DR_OK && omit) DR_CHECK(read_nan_count(ctx, &tm->nan_count));
     tm->stage_ms = ct.stage_ms;
     tm->node_ms = ct.node_ms;
     tm->global_ms = ct.global_ms;
@@ -743,8 +752,8 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
         dr_partial_result(ctx->comb.acc, &rec.value, &out->value);
         if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &rec.value, &out->stats);
         out->count = rec.count;
-        out->nan_count = rec.nan_count;
-        if (rec.count > 0 && rec.nan_count == rec.count) all_nan_result(ctx->comb.acc, ctx->comb.op, out);
+        out->nan_count = omit ? rec.nan_count : 0;
+        if (omit && rec.count > 0 && rec.nan_count == rec.count) all_nan_result(ctx->comb.acc, ctx->comb.op, out);
     }
     tm->total_ms = dr_now_ms() - t0;
     return s;

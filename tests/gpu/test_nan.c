@@ -11,7 +11,9 @@
  * Checks: the NaN count and the element count exactly; min, max, argmin/argmax (value and index), exact sums, the
  * stats' count, min, max and exact sum, histogram counts and quantiles bit for bit; float64 sums and means within
  * 1e-9 of sum |x| (either side's rounding, orders of magnitude inside that for these sizes), m2 within 1e-8
- * relatively; products (of values near 1) within 1e-9 relatively. Run at np 1 and at np 2 sharing a GPU.
+ * relatively; products (of values near 1) within 1e-9 relatively. Then calls that leave no NaN out (PROPAGATE, an
+ * integer type) after ones that did: no NaN count left over from the call before. Run at np 1 and at np 2 sharing a
+ * GPU.
  * Exits 77 (skipped) when no GPU is visible. */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -338,6 +340,46 @@ int main(int argc, char **argv)
                 }
             }
         }
+    }
+    /* A call that leaves no NaN out (PROPAGATE, or an integer type) after one that did: its kernels write no NaN
+     * count, and the record's count of the call before must not show through (in nan_count, or as "every element
+     * NaN", which would turn min into NaN). Device buffers on the context of blocks of 128, then back to OMIT. */
+    {
+        enum { N = 1000 };
+        float *h = malloc(N * sizeof *h);
+        int32_t *hi = malloc(N * sizeof *hi);
+        void *d;
+        CUDA_OK(cudaMalloc(&d, N * sizeof(float)));
+        dreduce_context_t *g = ctx[0][1];
+        dreduce_result_t res;
+        for (int i = 0; i < N; ++i) h[i] = NAN, hi[i] = i - 500;
+        CUDA_OK(cudaMemcpy(d, h, N * sizeof *h, cudaMemcpyHostToDevice));
+        dr_status_t st = dreduce_reduce_at(g, d, N, (uint64_t)rank * N, DR_FLOAT32, DR_MIN, &res);
+        ++cases;
+        if (st != DR_OK || (rank == 0 && (!isnan(dreduce_result_double(&res)) || res.nan_count != (uint64_t)N * nranks)))
+            FAIL("stale NaN count: NaN only under OMIT: status %d, min %g, nan %llu", st, dreduce_result_double(&res),
+                 (unsigned long long)res.nan_count);
+        for (int i = 0; i < N; ++i) h[i] = (float)i;
+        CUDA_OK(cudaMemcpy(d, h, N * sizeof *h, cudaMemcpyHostToDevice));
+        dreduce_set_nan(g, DR_NAN_PROPAGATE);
+        st = dreduce_reduce_at(g, d, N, (uint64_t)rank * N, DR_FLOAT32, DR_MIN, &res);
+        ++cases;
+        if (st != DR_OK || (rank == 0 && (dreduce_result_double(&res) != 0.0 || res.nan_count != 0)))
+            FAIL("stale NaN count: PROPAGATE after OMIT: status %d, min %g (expected 0), nan %llu (expected 0)", st,
+                 dreduce_result_double(&res), (unsigned long long)res.nan_count);
+        dreduce_set_nan(g, DR_NAN_OMIT);
+        for (int i = 0; i < N; ++i) h[i] = NAN;
+        CUDA_OK(cudaMemcpy(d, h, N * sizeof *h, cudaMemcpyHostToDevice));
+        st = dreduce_reduce_at(g, d, N, (uint64_t)rank * N, DR_FLOAT32, DR_MAX, &res); /* the count at N again */
+        CUDA_OK(cudaMemcpy(d, hi, N * sizeof *hi, cudaMemcpyHostToDevice));
+        st = st != DR_OK ? st : dreduce_reduce_at(g, d, N, (uint64_t)rank * N, DR_INT32, DR_MIN, &res);
+        ++cases;
+        if (st != DR_OK || (rank == 0 && (dreduce_result_double(&res) != -500.0 || res.nan_count != 0)))
+            FAIL("stale NaN count: int32 under OMIT after NaN only: status %d, min %g (expected -500), nan %llu "
+                 "(expected 0)", st, dreduce_result_double(&res), (unsigned long long)res.nan_count);
+        CUDA_OK(cudaFree(d));
+        free(h);
+        free(hi);
     }
     int all_fail = 0, all_cases = 0;
     MPI_Allreduce(&failures, &all_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
