@@ -501,6 +501,12 @@ static size_t nan_fill_piece(dr_dtype_t dtype, dr_op_t op, const void *in, size_
     default: break;
     }
 #undef DR_FILL_PIECE
+#undef DR_FILL_VALUE_float
+#undef DR_FILL_VALUE_double
+#undef DR_FILL_VALUE_uint16_t
+#undef DR_F_NAN
+#undef DR_F16_NAN
+#undef DR_BF16_NAN
     *nans += nan;
     return drop ? k : m;
 }
