@@ -272,8 +272,9 @@ def median_ms(fn, budget, before=None):
 def host(a):
     """A NumPy user's host array: ctx.reduce(a) (sum, float64 accumulation) and ctx.reduce(a, "stats") on a CPU
     context (its worker threads on this rank's share of the node: cfg.bind's library default) and, where there is a
-    GPU, on a GPU context (a pageable array reaches the GPU in chunks through pinned slots; with torch, the same data
-    as a pinned torch CPU tensor too), against np.sum(a), np.sum(a, dtype=np.float64) and np.mean + np.var. Run it
+    GPU, on a GPU context with each host_path: "auto" (the fastest path measured for the memory's kind), "cpu" (the
+    rank's CPU threads in place), "gpu" (chunked copies: pinned memory by DMA, pageable through the driver's
+    staging), "split" (both at once); with torch, the same data as a pinned torch CPU tensor too; against np.sum(a), np.sum(a, dtype=np.float64) and np.mean + np.var. Run it
     under the launcher as a user would (mpirun -np 1 keeps Open MPI's default binding: one core). float32 and
     float64 at --sizes (default 2^26, 2^28); the median of as many calls as fill --budget seconds (at least 3)."""
     import numpy as np
@@ -285,7 +286,8 @@ def host(a):
     try:
         import torch  # noqa: F811
         if torch.cuda.is_available():
-            contexts.append(("gpu", dict(device="gpu", share_gpus=True)))
+            for path in ("auto", "cpu", "gpu", "split"):
+                contexts.append((f"gpu ({path})", dict(device="gpu", share_gpus=True, host_path=path)))
         else:
             torch = None
     except ImportError:
@@ -316,16 +318,20 @@ def host(a):
                     if abs(got - want) > 1e-6 * max(1.0, float(np.sum(np.abs(x), dtype=np.float64))):
                         print(f"FAIL: {name} context, n {n} {np.dtype(dt).name}: sum {got!r}, float64 sum {want!r}")
                         return 1
-                    row(f"ctx.reduce(a), {name} context", med(lambda: ctx.reduce(x)))
-                    row(f"ctx.reduce(a, 'stats'), {name} context", med(lambda: ctx.reduce(x, "stats")))
-                    if name == "gpu" and torch is not None:
+                    def timed(what, fn):  # a GPU context's row names the path the calls took
+                        ms = med(fn)
+                        took = ctx.timings()["host_path"]
+                        row(what + (f" [{took}]" if took else ""), ms)
+                    timed(f"ctx.reduce(a), {name} context", lambda: ctx.reduce(x))
+                    timed(f"ctx.reduce(a, 'stats'), {name} context", lambda: ctx.reduce(x, "stats"))
+                    if name.startswith("gpu") and torch is not None:
                         t = torch.from_numpy(x).pin_memory()
-                        row("ctx.reduce(t), gpu context, pinned torch tensor", med(lambda: ctx.reduce(t)))
+                        timed(f"ctx.reduce(t), {name} context, pinned tensor", lambda: ctx.reduce(t))
                         del t
             del x
-    print(f"{'n':>10} {'dtype':>8} {'call':<48} {'ms':>9} {'GB/s':>7}")
+    print(f"{'n':>10} {'dtype':>8} {'call':<64} {'ms':>9} {'GB/s':>7}")
     for n, dt, what, ms, gbs in rows:
-        print(f"{'2^%d' % (n.bit_length() - 1):>10} {dt:>8} {what:<48} {ms:>9.3f} {gbs:>7.1f}")
+        print(f"{'2^%d' % (n.bit_length() - 1):>10} {dt:>8} {what:<64} {ms:>9.3f} {gbs:>7.1f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump([dict(n=n, dtype=dt, call=w, ms=ms, gbs=g) for n, dt, w, ms, g in rows], f, indent=1)

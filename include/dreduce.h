@@ -128,6 +128,10 @@ typedef struct {
                                   NumPy's plain functions) or OMIT (NumPy's nan* functions). The context's policy
                                   for every call until dreduce_set_nan changes it. Each rank's own: ranks calling
                                   with different policies get an error, as for different ops */
+    dr_host_path_t host_path;  /* how a host array is reduced on a GPU context (dr_host_path_t): AUTO (default), the
+                                  fastest path measured for the buffer's kind and row; CPU, GPU or SPLIT force one.
+                                  GPU and SPLIT need a GPU: on a rank that runs the CPU backend dreduce_create fails
+                                  (DR_ERR_USAGE). Each rank's own */
 } dreduce_config_t;
 
 /* Statistics (DR_STATS): count, sum, min, max, mean, variance. See dr_stats_result_t (dreduce/types.h) for each
@@ -162,9 +166,12 @@ typedef struct {
     int passes;                           /* GPU kernel passes of one reduction (1 on the CPU backend) */
     double pass_ms[DREDUCE_MAX_PASSES];   /* GPU: each pass (of the last chunk for host arrays); a GPU array's passes
                                              are timed only with cfg.time_passes */
-    double local_ms;   /* this rank's reduction: every kernel pass of every chunk, or the CPU backend; a GPU array
-                          without per-pass events: the host's time from launch to the kernels' end */
-    double load_ms;    /* host arrays on a GPU: copying them in, overlapped with the kernels (wall time) */
+    double local_ms;   /* this rank's reduction: every kernel pass of every chunk (a host array on the GPU path), the
+                          CPU threads' time (the CPU backend; a host array on the CPU path), the wall time of both
+                          sides (SPLIT); a GPU array without per-pass events: the host's time from launch to the
+                          kernels' end */
+    double load_ms;    /* host arrays on a GPU context and files: the whole local level, wall time (copies, kernels,
+                          CPU threads, overlapped) */
     double read_ms;    /* files: reading them (MPI-IO), overlapped with copying and reducing */
     double stage_ms;   /* the partial copied to pinned host memory (--staging host) */
     double node_ms, global_ms, bcast_ms; /* the combine levels, each from this rank's entry into its collective to
@@ -177,6 +184,14 @@ typedef struct {
     uint64_t bytes;    /* bytes this rank reduced */
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
     uint64_t nan_count; /* NaN policy OMIT: NaN elements of this rank's part left out (0 under PROPAGATE) */
+    int host_path;      /* a host array on a GPU context: the path it took (DR_HOST_PATH_CPU, _GPU or _SPLIT; never
+                           AUTO); -1 for a GPU array, a file and on the CPU backend */
+    int host_pinned;    /* that host array was pinned (page-locked or registered) memory: 1, pageable: 0; -1 else */
+    uint64_t host_cpu_elems; /* of this rank's elements, those its CPU threads reduced (all on the CPU path, none on
+                                the GPU path; SPLIT: the back part, the GPU the front) */
+    double host_cpu_ms, host_gpu_ms; /* each side's wall time within load_ms; NaN where it had no part */
+    double measure_ms;  /* host_path AUTO or SPLIT: time this call spent measuring the paths (once per context for
+                           each kind and row: dreduce_host_rates); 0 where it measured nothing */
 } dreduce_timings_t;
 
 /* "MAJOR.MINOR.PATCH" of the library linked (compare with DREDUCE_VERSION_STRING of dreduce/version.h). */
@@ -230,7 +245,8 @@ dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_
 dr_status_t dreduce_create_f(MPI_Fint comm, const dreduce_config_t *cfg, dreduce_context_t **out);
 
 /* sizeof of the API's structs, for bindings that lay them out themselves: "dreduce_config_t", "dreduce_result_t",
- * "dreduce_timings_t", "dreduce_stats_t", "dreduce_file_t", "dreduce_file_info_t"; 0 for another name. */
+ * "dreduce_timings_t", "dreduce_stats_t", "dreduce_file_t", "dreduce_file_info_t", "dreduce_context_info_t",
+ * "dreduce_dist_info_t", "dreduce_order_stat_t", "dreduce_host_rates_t"; 0 for another name. */
 size_t dreduce_struct_size(const char *name);
 
 /* A file to reduce (dreduce_reduce_file). */
@@ -275,6 +291,38 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
 
 /* Times of the last dreduce_reduce on this rank (and its NaN count). */
 void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out);
+
+/* Host arrays on a GPU context (cfg.host_path): AUTO measures the three paths once per context for each kind of host
+ * memory (pageable, pinned) and row (dtype, op, accumulator mode, NaN policy), on the first host array of that kind
+ * and row of at least DREDUCE_HOST_MEASURE_MIN bytes: its first DREDUCE_HOST_PROBE_BYTES (or all of it) reduced
+ * by each path in turn, the result thrown away (SPLIT measures the same way, for its cut, whatever the size, and
+ * measures again on the first longer array until the probe reaches DREDUCE_HOST_MEASURE_MIN). Below
+ * DREDUCE_HOST_MEASURE_MIN, AUTO takes the CPU path: the data are then mostly in cache and a copy's fixed costs
+ * (its launch, the kernels', one synchronization: tens of microseconds) outweigh the link. */
+#define DREDUCE_HOST_MEASURE_MIN ((size_t)32 << 20)
+#define DREDUCE_HOST_PROBE_BYTES ((size_t)256 << 20)
+
+/* What a GPU context measured for one kind and row (dreduce_host_rates). */
+typedef struct {
+    int measured;               /* 1 where this kind and row was measured; the fields below are valid only then */
+    double cpu_gbs;             /* GB/s (input bytes / wall time) of the CPU path over the probe */
+    double gpu_gbs;             /* of the GPU path (chunked copies and kernels, overlapped) */
+    double split_gbs;           /* of both at once, cut at split_cpu_fraction; 0 where a cut would leave one side
+                                   nothing (one path is more than 127 times the other's rate) */
+    double split_cpu_fraction;  /* the CPU's share of a split array's elements, in 64ths: cpu / (cpu + gpu) of the
+                                   rates alone, corrected once by the rates each side had while both ran (the faster
+                                   of the two cuts) */
+    dr_host_path_t choice;      /* AUTO's: the fastest (CPU unless another is more than 3% faster; then GPU unless
+                                   SPLIT is more than 3% faster than it) */
+    uint64_t probe_bytes;       /* bytes each path reduced */
+    double measure_ms;          /* the whole measurement's wall time */
+} dreduce_host_rates_t;
+
+/* The measurement of host memory of kind `pinned` (1: page-locked or registered, 0: pageable) for the row (dtype, op)
+ * under the context's accumulator mode and NaN policy (local, no communication). *out has measured 0 where nothing
+ * was measured yet (or on the CPU backend). DR_ERR_USAGE for NULL arguments or a bad dtype or op. */
+dr_status_t dreduce_host_rates(const dreduce_context_t *ctx, int pinned, dr_dtype_t dtype, dr_op_t op,
+                               dreduce_host_rates_t *out);
 
 /* The NaN policy of the context's later calls (cfg.nan; dr_nan_policy_t): local, no communication, so bindings
  * can take it per call. DR_ERR_USAGE (one line naming the value) for a value that is not a policy. The ranks of a

@@ -205,6 +205,21 @@ typedef enum { DR_SCALING_STRONG = 0, DR_SCALING_WEAK } dr_scaling_t;
  * leaves the launcher's binding as it is; WORKERS leaves the caller's threads as they are and runs the library's
  * own worker threads (the CPU backend's) on the share. */
 typedef enum { DR_BINDOPT_AUTO = 0, DR_BINDOPT_NONE, DR_BINDOPT_WORKERS } dr_bind_choice_t;
+/* How a host array reaches its partial on a GPU context (src/lib/host_path.h). CPU: the rank's CPU threads (its
+ * share of the node) reduce it in place; GPU: it is copied to the GPU in chunks and reduced there (pinned memory by
+ * DMA straight from the caller's buffer, pageable memory through the CUDA driver's staging); SPLIT: both at once, the
+ * array cut in proportion to the two paths' measured rates (the GPU takes the front part, the CPU the rest; see
+ * dreduce_host_rates_t). AUTO:
+ * the fastest of the three as measured once per context for the buffer's kind (pinned or pageable) and row, on the
+ * first such host array of at least DREDUCE_HOST_MEASURE_MIN bytes (dreduce.h); smaller host arrays take the CPU
+ * path. The CPU backend reduces host arrays in place whatever the choice. */
+typedef enum {
+    DR_HOST_PATH_AUTO = 0,
+    DR_HOST_PATH_CPU,
+    DR_HOST_PATH_GPU,
+    DR_HOST_PATH_SPLIT,
+    DR_HOST_PATH_COUNT
+} dr_host_path_t;
 
 #ifdef __cplusplus
 }

@@ -40,6 +40,8 @@ _reduce_fail = _lib.prototype(LIB, "dreduce_reduce_fail", _c.c_int,
                               [_CTX, _c.c_int, _c.c_int, _c.c_int, _c.POINTER(_lib.Result)])
 _timings = _lib.prototype(LIB, "dreduce_timings", None, [_CTX, _c.POINTER(_lib.Timings)])
 _set_nan = _lib.prototype(LIB, "dreduce_set_nan", _c.c_int, [_CTX, _c.c_int])
+_host_rates = _lib.prototype(LIB, "dreduce_host_rates", _c.c_int,
+                             [_CTX, _c.c_int, _c.c_int, _c.c_int, _c.POINTER(_lib.HostRates)])
 _destroy = _lib.prototype(LIB, "dreduce_destroy", None, [_CTX])
 _gpu = _lib.prototype(LIB, "dreduce_gpu", _c.c_int, [_CTX])
 _combine_path = _lib.prototype(LIB, "dreduce_combine_path", _c.c_char_p, [_CTX])
@@ -174,13 +176,16 @@ class Context:
     the CPU backend's threads run on the rank's share of the node's cores, the caller's threads untouched; "auto":
     the whole process is bound to that share; "none"), kernel, block, combine ("hier", "flat"), staging ("auto",
     "device", "host", "mapped"), ranks_per_node, cpu_threads, timeout (seconds; a rank waiting longer in a collective
-    ends the job), chunk_bytes. None keeps the library's default.
+    ends the job), chunk_bytes, host_path (how a GPU context reduces a host array, NumPy's or a CPU tensor's:
+    "auto", the fastest path measured once for the memory's kind, pinned or pageable, and the row; "cpu", the
+    rank's CPU threads in place; "gpu", chunked copies to the GPU; "split", both at once; "gpu" and "split" need a
+    GPU). None keeps the library's default.
 
     Use it as a context manager, or call close() (collective) when done."""
 
     def __init__(self, comm=None, *, acc="wide", allreduce=False, nan="propagate", device=None, gpu=None,
                  share_gpus=None, bind=None, kernel=None, block=None, combine=None, staging=None,
-                 ranks_per_node=None, cpu_threads=None, timeout=None, chunk_bytes=None):
+                 ranks_per_node=None, cpu_threads=None, timeout=None, chunk_bytes=None, host_path=None):
         self._ctx = None
         from mpi4py import MPI
         if comm is None:
@@ -233,6 +238,7 @@ class Context:
         enum("kernel", kernel, _lib.KERNELS)
         enum("combine", combine, _lib.COMBINES)
         enum("staging", staging, _lib.STAGINGS)
+        enum("host_path", host_path, _lib.HOST_PATHS)
         number("allreduce", allreduce, bool)
         number("share_gpus", share_gpus, bool)
         for field, value in (("gpu", gpu), ("block", block), ("ranks_per_node", ranks_per_node),
@@ -709,11 +715,34 @@ class Context:
         """Times of this rank's last reduce(), in milliseconds (NaN where this rank had no part in a level): local
         (its own reduction), node / global / bcast (the combine's levels, waiting for slower ranks included), total
         (the whole C call), pass_ms (each GPU kernel pass, where timed), and chunks, bytes, depth, nan_count (the
-        NaN of this rank's part left out under nan="omit"; 0 otherwise)."""
+        NaN of this rank's part left out under nan="omit"; 0 otherwise). A host array on a GPU context also has
+        load_ms (the whole local level), host_path ("cpu", "gpu" or "split": the path it took; None for other
+        arrays), host_pinned, host_cpu_elems (elements the CPU threads reduced), host_cpu_ms and host_gpu_ms (each
+        side's time) and measure_ms (the time this call spent measuring the paths: see host_rates)."""
         t = _lib.Timings()
         _timings(self._live("timings"), t)
         d = {name: getattr(t, name) for name, _ in _lib.Timings._fields_ if name not in ("pass_ms", "wait_ms")}
         d["pass_ms"] = [t.pass_ms[i] for i in range(max(0, min(t.passes, _lib.MAX_PASSES)))]
+        d["host_path"] = _lib_name(_lib.HOST_PATHS, t.host_path) if t.host_path >= 0 else None
+        d["host_pinned"] = None if t.host_pinned < 0 else bool(t.host_pinned)
+        return d
+
+    def host_rates(self, dtype="float32", op="sum", pinned=False):
+        """What this GPU context measured of its host paths for host memory of one kind (pinned: page-locked, as
+        a pinned torch CPU tensor; else pageable, as a NumPy array) and row (dtype, op, under the context's acc and
+        NaN policy): a dict with cpu_gbs, gpu_gbs, split_gbs, split_cpu_fraction, choice (host_path="auto"'s),
+        probe_bytes and measure_ms; None where nothing was measured yet (or on the CPU backend)."""
+        if dtype not in _lib.DTYPES or op not in _lib.OPS:
+            raise UsageError(f"Context.host_rates: dtype={dtype!r}, op={op!r}: allowed dtypes "
+                             f"{', '.join(_lib.DTYPES)}; ops {', '.join(_lib.OPS)}", _lib.ERR_USAGE, "host_rates")
+        q = _lib.HostRates()
+        st = _host_rates(self._live("host_rates"), int(bool(pinned)), _lib.DTYPES[dtype], _lib.OPS[op], q)
+        if st != _lib.OK:
+            _raise(st, "dreduce_host_rates", "failed")
+        if not q.measured:
+            return None
+        d = {name: getattr(q, name) for name, _ in _lib.HostRates._fields_ if name != "measured"}
+        d["choice"] = _lib_name(_lib.HOST_PATHS, q.choice)
         return d
 
     # ---- lifetime

@@ -25,6 +25,7 @@ COMBINES = {"hier": 0, "flat": 1}
 STAGINGS = {"auto": 0, "device": 1, "host": 2, "mapped": 3}
 NAN_POLICIES = {"propagate": 0, "omit": 1}  # dr_nan_policy_t
 NAN_PROPAGATE, NAN_OMIT = 0, 1
+HOST_PATHS = {"auto": 0, "cpu": 1, "gpu": 2, "split": 3}  # dr_host_path_t
 
 OK, ERR_USAGE, ERR_RUNTIME = 0, 2, 3
 # dr_acc_kind_t
@@ -48,7 +49,7 @@ class Config(ctypes.Structure):
                 ("acc_mode", ctypes.c_int), ("combine", ctypes.c_int), ("staging", ctypes.c_int),
                 ("allreduce", ctypes.c_int), ("ranks_per_node", ctypes.c_int), ("cpu_threads", ctypes.c_int),
                 ("timeout", ctypes.c_double), ("chunk_bytes", ctypes.c_size_t), ("time_passes", ctypes.c_int),
-                ("nan", ctypes.c_int)]
+                ("nan", ctypes.c_int), ("host_path", ctypes.c_int)]
 
 
 class Scalar(ctypes.Union):  # dr_scalar_t
@@ -87,7 +88,15 @@ class Timings(ctypes.Structure):  # dreduce_timings_t
                 ("node_ms", ctypes.c_double), ("global_ms", ctypes.c_double), ("bcast_ms", ctypes.c_double),
                 ("total_ms", ctypes.c_double), ("launch_ms", ctypes.c_double), ("wait_ms", ctypes.c_double),
                 ("chunks", ctypes.c_uint64), ("bytes", ctypes.c_uint64), ("depth", ctypes.c_uint64),
-                ("nan_count", ctypes.c_uint64)]
+                ("nan_count", ctypes.c_uint64), ("host_path", ctypes.c_int), ("host_pinned", ctypes.c_int),
+                ("host_cpu_elems", ctypes.c_uint64), ("host_cpu_ms", ctypes.c_double),
+                ("host_gpu_ms", ctypes.c_double), ("measure_ms", ctypes.c_double)]
+
+
+class HostRates(ctypes.Structure):  # dreduce_host_rates_t
+    _fields_ = [("measured", ctypes.c_int), ("cpu_gbs", ctypes.c_double), ("gpu_gbs", ctypes.c_double),
+                ("split_gbs", ctypes.c_double), ("split_cpu_fraction", ctypes.c_double), ("choice", ctypes.c_int),
+                ("probe_bytes", ctypes.c_uint64), ("measure_ms", ctypes.c_double)]
 
 
 class DistInfo(ctypes.Structure):  # dreduce_dist_info_t
@@ -106,7 +115,8 @@ class OrderStat(ctypes.Structure):  # dreduce_order_stat_t
 
 
 STRUCTS = {"dreduce_config_t": Config, "dreduce_result_t": Result, "dreduce_timings_t": Timings,
-           "dreduce_stats_t": Stats, "dreduce_dist_info_t": DistInfo, "dreduce_order_stat_t": OrderStat}
+           "dreduce_stats_t": Stats, "dreduce_dist_info_t": DistInfo, "dreduce_order_stat_t": OrderStat,
+           "dreduce_host_rates_t": HostRates}
 
 # ---- Finding the library.
 LIB_NAME = "libdreduce.so"

@@ -103,6 +103,7 @@ static void config_from_options(const dr_options_t *o, dreduce_config_t *cfg)
     cfg->timeout = o->timeout;
     cfg->time_passes = 1; /* the report shows each kernel pass's time */
     cfg->nan = o->nan;
+    cfg->host_path = o->host_path;
 }
 
 /* The shard: this rank's elements of the generated array, in GPU memory (generated there) or host memory. */
@@ -110,6 +111,7 @@ typedef struct {
     void *base; /* the allocation; the input starts opt->misalign elements in */
     void *in;
     int on_gpu;
+    int pinned; /* host memory from cudaMallocHost (--memory pinned) */
 } shard_t;
 
 /* One run's state, shared by its steps (setup, repeat, verify, report). */
@@ -132,6 +134,9 @@ typedef struct {
     dreduce_result_t result;
     uint64_t depth;        /* this rank's longest rounding path */
     uint64_t nan_omitted;  /* --nan omit: this rank's NaN left out (a distribution's: dist_info.local_nan_count) */
+    int host_path, host_pinned; /* a host shard on a GPU: the path the last repetition took (dreduce_timings_t) */
+    uint64_t host_cpu_elems;
+    double measure_ms;     /* the host paths' measurement (in whichever call made it: the first) */
     /* the verification */
     dr_check_t check;      /* rank 0: the combined result against the merged reference */
     int any_local_bad;     /* some rank's own partial was wrong; a distribution: some rank's copy of the result */
@@ -144,7 +149,8 @@ typedef struct {
 } run_t;
 
 /* The shard: this rank's elements of the generated array, made on its GPU (by the generator's kernel on the legacy
- * default stream, which the library's streams wait for) or in host memory by the CPU generator. */
+ * default stream, which the library's streams wait for) or in host memory by the CPU generator (the CPU backend,
+ * and --memory pinned or pageable on a GPU rank). */
 static dr_status_t make_shard(run_t *r)
 {
     const dr_options_t *o = r->o;
@@ -155,7 +161,12 @@ static dr_status_t make_shard(run_t *r)
     }
     const size_t bytes = (size_t)r->count * esize + (size_t)o->misalign * esize;
     shard_t *sh = &r->shard;
-    if (r->info.gpu >= 0) {
+    if (r->info.gpu < 0 && (o->memory == DR_MEMORY_GPU || o->memory == DR_MEMORY_PINNED)) {
+        dr_error("--memory %s needs a GPU, and this rank runs on the CPU backend (no GPU visible): use --memory "
+                 "pageable or auto", dr_memory_name(o->memory));
+        return DR_ERR_USAGE;
+    }
+    if (r->info.gpu >= 0 && (o->memory == DR_MEMORY_AUTO || o->memory == DR_MEMORY_GPU)) {
         sh->on_gpu = 1;
         DR_CUDA_CHECK(cudaSetDevice(r->info.gpu));
         const cudaError_t err = cudaMalloc(&sh->base, bytes ? bytes : 1);
@@ -181,10 +192,18 @@ static dr_status_t make_shard(run_t *r)
         r->gen_ms = ms;
         return DR_OK;
     }
-    sh->base = dr_fault("alloc", r->rank) ? NULL : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    if (o->memory == DR_MEMORY_PINNED) {
+        if (!dr_fault("alloc", r->rank) && cudaMallocHost(&sh->base, bytes ? bytes : 1) != cudaSuccess) {
+            (void)cudaGetLastError();
+            sh->base = NULL;
+        }
+        sh->pinned = sh->base != NULL;
+    } else {
+        sh->base = dr_fault("alloc", r->rank) ? NULL : aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+    }
     if (!sh->base) {
-        dr_error("cannot allocate %zu bytes (%.2f GiB) of host memory for the input shard", bytes,
-                 (double)bytes / (1u << 30));
+        dr_error("cannot allocate %zu bytes (%.2f GiB) of %shost memory for the input shard", bytes,
+                 (double)bytes / (1u << 30), o->memory == DR_MEMORY_PINNED ? "pinned " : "");
         return DR_ERR_RUNTIME;
     }
     sh->in = (char *)sh->base + (size_t)o->misalign * esize;
@@ -197,6 +216,7 @@ static dr_status_t make_shard(run_t *r)
 static void free_shard(shard_t *sh)
 {
     if (sh->on_gpu && sh->base) cudaFree(sh->base);
+    else if (sh->pinned) cudaFreeHost(sh->base);
     else free(sh->base);
     memset(sh, 0, sizeof *sh);
 }
@@ -326,6 +346,7 @@ static void repeat(run_t *r)
                          : dreduce_reduce_at(r->ctx, r->shard.in, r->count, r->first, o->dtype, o->op, &r->result);
         if (s != DR_OK) abort_job(s);
         dreduce_timings(r->ctx, &tm);
+        if (tm.measure_ms > r->measure_ms) r->measure_ms = tm.measure_ms;
         if (r->result.valid) {
             if (it == 0) first_result = r->result;
             else if (!same_result(&r->result, &first_result, acc_size)) r->deterministic = 0;
@@ -340,11 +361,15 @@ static void repeat(run_t *r)
         } got[] = {{DR_LEVEL_LOCAL, tm.local_ms},   {DR_LEVEL_STAGE, tm.stage_ms}, {DR_LEVEL_NODE, tm.node_ms},
                    {DR_LEVEL_GLOBAL, tm.global_ms}, {DR_LEVEL_BCAST, tm.bcast_ms}, {DR_LEVEL_TOTAL, tm.total_ms},
                    {DR_LEVEL_READ, tm.read_ms},     {DR_LEVEL_LOAD, tm.load_ms},   {DR_LEVEL_LAUNCH, tm.launch_ms},
-                   {DR_LEVEL_WAIT, tm.wait_ms}};
+                   {DR_LEVEL_WAIT, tm.wait_ms},     {DR_LEVEL_LOAD_CPU, tm.host_cpu_ms},
+                   {DR_LEVEL_LOAD_GPU, tm.host_gpu_ms}};
         for (size_t i = 0; i < sizeof got / sizeof got[0]; ++i) level_samples(r, got[i].level)[k] = got[i].ms;
     }
     r->depth = tm.depth;
     r->nan_omitted = tm.nan_count;
+    r->host_path = tm.host_path;
+    r->host_pinned = tm.host_pinned;
+    r->host_cpu_elems = tm.host_cpu_elems;
 }
 
 /* ---- Distributions (--op histogram, quantile, median) ---- */
@@ -804,6 +829,13 @@ static void make_record(const run_t *r, dr_rank_record_t *rec)
         }
     }
     rec->binding = r->info;
+    rec->host_path = r->host_path;
+    rec->host_pinned = r->host_pinned;
+    rec->host_cpu_elems = r->host_cpu_elems;
+    rec->measure_ms = r->measure_ms;
+    if (r->host_path >= 0 &&
+        dreduce_host_rates(r->ctx, r->host_pinned, o->dtype, o->op, &rec->rates) != DR_OK)
+        memset(&rec->rates, 0, sizeof rec->rates);
 }
 
 /* Step 4, the report: the ranks' records gathered on rank 0, written in the chosen format, and the verdict (the
@@ -903,6 +935,7 @@ static dr_status_t run(dr_options_t *o, dr_parse_result_t parsed, const char *pa
 {
     run_t r;
     memset(&r, 0, sizeof r);
+    r.host_path = r.host_pinned = -1; /* set by a reduction of a host shard on a GPU */
     r.o = o;
     DR_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &r.rank));
     DR_MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &r.nranks));

@@ -64,6 +64,12 @@ static const char usage_text[] =
     "      --warmup W       untimed repetitions first (default 2)\n"
     "      --verify on|off  check the result against a host reference (default on)\n"
     "      --misalign K     start the input K elements past an aligned address (0..15; default 0)\n"
+    "      --memory M       where each rank's generated array lives: auto (default: GPU memory on a GPU, host\n"
+    "                       memory on the CPU backend) | gpu | pinned (page-locked host memory) | pageable\n"
+    "      --host-path P    how a GPU rank reduces a host array (--memory pinned or pageable): auto (default:\n"
+    "                       the fastest path, measured once for the memory's kind and the row) | cpu: the\n"
+    "                       rank's CPU threads, in place | gpu: copied to the GPU in chunks | split: both at\n"
+    "                       once, the array cut in proportion to their measured rates\n"
     "\n"
     "Across ranks:\n"
     "      --scaling S      strong (default): N elements in total; weak: N elements per rank\n"
@@ -405,7 +411,7 @@ enum opt_id {
     OPT_COUNT, OPT_TYPE, OPT_OP, OPT_ACC, OPT_DATA, OPT_SEED, OPT_KERNEL, OPT_BLOCK, OPT_DEVICE, OPT_THREADS,
     OPT_ITERS, OPT_WARMUP, OPT_VERIFY, OPT_MISALIGN, OPT_SCALING, OPT_COMBINE, OPT_STAGING, OPT_ALLREDUCE,
     OPT_RANKS_PER_NODE, OPT_BIND, OPT_SHARE_GPUS, OPT_TIMEOUT, OPT_FORMAT, OPT_OUTPUT, OPT_HELP, OPT_VERSION,
-    OPT_INPUT, OPT_OFFSET, OPT_DATASET, OPT_BINS, OPT_RANGE, OPT_Q, OPT_NAN, OPT_NANS
+    OPT_INPUT, OPT_OFFSET, OPT_DATASET, OPT_BINS, OPT_RANGE, OPT_Q, OPT_NAN, OPT_NANS, OPT_MEMORY, OPT_HOST_PATH
 };
 
 static const struct {
@@ -426,7 +432,12 @@ static const struct {
     {"version", 0, 0, OPT_VERSION},   {"input", 0, 1, OPT_INPUT},        {"offset", 0, 1, OPT_OFFSET},
     {"dataset", 0, 1, OPT_DATASET},   {"bins", 0, 1, OPT_BINS},          {"range", 0, 1, OPT_RANGE},
     {"q", 0, 1, OPT_Q},               {"nan", 0, 1, OPT_NAN},            {"nans", 0, 1, OPT_NANS},
+    {"memory", 0, 1, OPT_MEMORY},     {"host-path", 0, 1, OPT_HOST_PATH},
 };
+
+static const char *const memory_names[DR_MEMORY_COUNT] = {"auto", "gpu", "pinned", "pageable"};
+
+const char *dr_memory_name(dr_memory_t m) { return (unsigned)m < DR_MEMORY_COUNT ? memory_names[m] : "?"; }
 
 /* Match `s` against a list of names; on failure, name the allowed ones. */
 static int parse_choice(const char *opt, const char *s, const char *const *names, int count, int *out, char *err,
@@ -495,6 +506,14 @@ static int apply(enum opt_id id, const char *name, const char *v, dr_options_t *
     case OPT_ACC:
         if (dr_acc_mode_parse(v, &o->acc_mode) != 0)
             return fail(err, errlen, "invalid --acc '%s': allowed: wide, native, exact", v);
+        return 0;
+    case OPT_MEMORY:
+        if (parse_choice(name, v, memory_names, DR_MEMORY_COUNT, &choice, err, errlen)) return -1;
+        o->memory = (dr_memory_t)choice;
+        return 0;
+    case OPT_HOST_PATH:
+        if (dr_host_path_parse(v, &o->host_path) != 0)
+            return fail(err, errlen, "invalid --host-path '%s': allowed: auto, cpu, gpu, split", v);
         return 0;
     case OPT_NAN:
         if (dr_nan_policy_parse(v, &o->nan) != 0)
@@ -649,6 +668,33 @@ static int dist_check(dr_options_t *o, char *err, size_t errlen)
     return 0;
 }
 
+/* --memory and --host-path against the rest of the line. */
+static int host_check(const dr_options_t *o, char *err, size_t errlen)
+{
+    const int host_mem = o->memory == DR_MEMORY_PINNED || o->memory == DR_MEMORY_PAGEABLE;
+    if (o->input[0] && o->memory != DR_MEMORY_AUTO)
+        return fail(err, errlen, "--memory cannot be used with --input (a file's share streams through the "
+                    "library's own buffers)");
+    if (o->device == DR_DEVICE_CPU && (o->memory == DR_MEMORY_GPU || o->memory == DR_MEMORY_PINNED))
+        return fail(err, errlen, "--memory %s cannot be used with --device cpu (%s)", dr_memory_name(o->memory),
+                    o->memory == DR_MEMORY_GPU ? "the CPU backend reduces host memory"
+                                               : "pinned memory is the CUDA driver's: the CPU backend takes pageable");
+    if (o->host_path == DR_HOST_PATH_AUTO) return 0;
+    if (o->device == DR_DEVICE_CPU && o->host_path != DR_HOST_PATH_CPU)
+        return fail(err, errlen, "--host-path %s cannot be used with --device cpu (the CPU backend reduces host "
+                    "arrays on its own threads)", dr_host_path_name(o->host_path));
+    if (o->input[0])
+        return fail(err, errlen, "--host-path cannot be used with --input (a file's share streams through the "
+                    "library's own buffers)");
+    if (o->dist.on)
+        return fail(err, errlen, "--host-path cannot be used with --op %s (it chooses how a reduction reads a host "
+                    "array)", dr_options_op_name(o));
+    if (!host_mem && o->device != DR_DEVICE_CPU)
+        return fail(err, errlen, "--host-path %s needs --memory pinned or pageable (it chooses how a host array is "
+                    "reduced; the generated array is in GPU memory otherwise)", dr_host_path_name(o->host_path));
+    return 0;
+}
+
 dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char *err, size_t errlen)
 {
     const char *const_text = NULL;
@@ -743,6 +789,7 @@ dr_parse_result_t dr_options_parse(int argc, char **argv, dr_options_t *o, char 
              "the CPU backend's partials are host memory already)", names[o->staging]);
         return DR_PARSE_ERROR;
     }
+    if (host_check(o, err, errlen) != 0) return DR_PARSE_ERROR;
     if (dist_check(o, err, errlen) != 0) return DR_PARSE_ERROR;
     /* stats, argmin, argmax: no native mode whatever the type (they have no float sum or product to narrow), so
      * this holds for an --input of unknown type too. */
@@ -828,10 +875,12 @@ void dr_options_canonical(const dr_options_t *o, char *buf, size_t len)
     snprintf(buf, len,
              "n=%" PRIu64 " type=%s op=%s acc=%s data=%s seed=%" PRIu64 " const=%" PRIx64
              " kernel=%s block=%d iters=%d warmup=%d verify=%d device=%s misalign=%d scaling=%s combine=%s staging=%d"
-             " allreduce=%d ranks_per_node=%d %s offset=%" PRIu64 " input=%s nan=%s nans=%" PRIu64,
+             " allreduce=%d ranks_per_node=%d %s offset=%" PRIu64 " input=%s nan=%s nans=%" PRIu64
+             " memory=%s host_path=%s",
              o->n, dr_dtype_name(o->dtype), dr_options_op_name(o), dr_acc_mode_name(o->acc_mode),
              dr_pattern_name(o->gen.pattern), o->gen.seed, o->gen.const_bits, dr_kernel_name(o->kernel), o->block, o->iters,
              o->warmup, o->verify, devices[o->device], o->misalign, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
              o->combine == DR_COMBINE_FLAT ? "flat" : "hier", (int)o->staging, o->allreduce, o->ranks_per_node, dist,
-             o->input_offset, o->input, dr_nan_policy_name(o->nan), o->gen.nan_threshold);
+             o->input_offset, o->input, dr_nan_policy_name(o->nan), o->gen.nan_threshold, dr_memory_name(o->memory),
+             dr_host_path_name(o->host_path));
 }

@@ -15,6 +15,11 @@
 
 typedef enum { DR_FORMAT_TABLE = 0, DR_FORMAT_JSON, DR_FORMAT_CSV } dr_format_t;
 
+/* --memory: where a rank's generated shard lives. AUTO: GPU memory on a GPU rank, pageable host memory on the CPU
+ * backend; PINNED and PAGEABLE put it in host memory on a GPU rank too (cfg.host_path then decides how it is
+ * reduced: --host-path). */
+typedef enum { DR_MEMORY_AUTO = 0, DR_MEMORY_GPU, DR_MEMORY_PINNED, DR_MEMORY_PAGEABLE, DR_MEMORY_COUNT } dr_memory_t;
+
 /* --op histogram, quantile, median: a question about the array's distribution (dreduce_histogram,
  * dreduce_quantile), not a reduction, so not a dr_op_t. With `on`, dr_options_t.op stays DR_SUM (unused; the
  * generator's data are plain random). */
@@ -65,6 +70,8 @@ typedef struct {
     dr_dist_options_t dist; /* --op histogram, quantile, median and their --bins, --range, --q */
     dr_nan_policy_t nan;    /* --nan: what a NaN element means (PROPAGATE, OMIT) */
     double nans;            /* --nans: the fraction of float elements generated as NaN (gen.nan_threshold) */
+    dr_memory_t memory;     /* --memory: where the generated shard lives */
+    dr_host_path_t host_path; /* --host-path: how a host shard is reduced on a GPU rank (cfg.host_path) */
 } dr_options_t;
 
 typedef enum { DR_PARSE_OK = 0, DR_PARSE_HELP, DR_PARSE_VERSION, DR_PARSE_ERROR } dr_parse_result_t;
@@ -95,6 +102,9 @@ int dr_parse_q(const char *s, double *q, size_t *nq, char *err, size_t errlen);
 
 /* What --op asked for, by name: a reduction's (sum, ..., argmax), or histogram, quantile, median. */
 const char *dr_options_op_name(const dr_options_t *o);
+
+/* --memory's name: auto, gpu, pinned, pageable. */
+const char *dr_memory_name(dr_memory_t m);
 
 /* The --data pattern's name: random, iota, ones, const, spread. */
 const char *dr_pattern_name(dr_pattern_t p);

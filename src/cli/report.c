@@ -12,7 +12,8 @@ static const char *const level_names[DR_LEVEL_COUNT] = {
     [DR_LEVEL_LOCAL] = "local", [DR_LEVEL_STAGE] = "stage", [DR_LEVEL_NODE] = "node",
     [DR_LEVEL_GLOBAL] = "global", [DR_LEVEL_BCAST] = "bcast", [DR_LEVEL_TOTAL] = "total",
     [DR_LEVEL_READ] = "read",   [DR_LEVEL_LOAD] = "load",   [DR_LEVEL_LAUNCH] = "launch",
-    [DR_LEVEL_WAIT] = "wait",   [DR_LEVEL_COMBINE] = "combine",
+    [DR_LEVEL_WAIT] = "wait",   [DR_LEVEL_COMBINE] = "combine", [DR_LEVEL_LOAD_CPU] = "load cpu",
+    [DR_LEVEL_LOAD_GPU] = "load gpu",
 };
 
 const char *dr_level_name(dr_level_t l) { return l < DR_LEVEL_COUNT ? level_names[l] : "?"; }
@@ -56,9 +57,13 @@ static void stats_for(const dr_report_t *r, int node, int which, level_stats_t *
     for (int i = 0; i < r->nranks; ++i) {
         const dr_rank_record_t *rec = &r->ranks[i];
         if (node >= 0 && rec->node != node) continue;
-        bytes += rec->count * dr_dtype_size(r->opt->dtype);
+        /* a host array's two sides each moved their own part */
+        const uint64_t elems = which == DR_LEVEL_LOAD_CPU   ? rec->host_cpu_elems
+                               : which == DR_LEVEL_LOAD_GPU ? rec->count - rec->host_cpu_elems
+                                                            : rec->count;
         double x = record_value(rec, which);
-        if (isnan(x)) continue;
+        if (isnan(x)) continue; /* a rank without the level moved none of its bytes there */
+        bytes += elems * dr_dtype_size(r->opt->dtype);
         v[m++] = x;
         if (isnan(s->max) || x > s->max) {
             s->max = x;
@@ -70,7 +75,9 @@ static void stats_for(const dr_report_t *r, int node, int which, level_stats_t *
     s->median = dr_median(v, m);
     /* A distribution's local level reads the data once per pass: its passes' rows have the bandwidth. */
     const int moves_bytes = r->opt->dist.on ? which <= ROW_DIST_LOCAL && which > ROW_DIST_COMBINE
-                                            : which == DR_LEVEL_LOCAL || which == DR_LEVEL_READ || which == DR_LEVEL_LOAD;
+                                            : which == DR_LEVEL_LOCAL || which == DR_LEVEL_READ ||
+                                                  which == DR_LEVEL_LOAD || which == DR_LEVEL_LOAD_CPU ||
+                                                  which == DR_LEVEL_LOAD_GPU;
     if (moves_bytes && m > 0 && s->max > 0) s->gbs = (double)bytes / (s->max * 1e6);
     free(v);
 }
@@ -116,6 +123,8 @@ static int node_rows(const dr_report_t *r, int node, level_stats_t *rows, int ma
     }
     order[k++] = DR_LEVEL_READ;
     order[k++] = DR_LEVEL_LOAD;
+    order[k++] = DR_LEVEL_LOAD_CPU;
+    order[k++] = DR_LEVEL_LOAD_GPU;
     order[k++] = DR_LEVEL_LOCAL;
     for (int p = 0; p < max_passes && max_passes > 1; ++p) order[k++] = -1 - p;
     const int after_local[] = {DR_LEVEL_LAUNCH, DR_LEVEL_STAGE, DR_LEVEL_WAIT,  DR_LEVEL_NODE,
@@ -302,6 +311,30 @@ static void table_nan(const dr_report_t *r, FILE *f)
                 dr_op_is_arg(o->op) ? "no index to give (np.nanargmin/np.nanargmax raise)"
                 : o->op == DR_STATS ? "the count is 0, the mean and variances NaN"
                                     : "the result is NaN");
+}
+
+/* A host array on a GPU rank: the path each rank took, and what it measured to choose it. */
+static void table_host(const dr_report_t *r, FILE *f)
+{
+    static const char *const paths[] = {"auto", "its CPU threads", "the GPU (chunked copies)",
+                                        "its CPU threads and the GPU at once"};
+    int shown = 0;
+    for (int i = 0; i < r->nranks && shown < 16; ++i) {
+        const dr_rank_record_t *rec = &r->ranks[i];
+        if (rec->host_path < 0 || rec->host_path >= DR_HOST_PATH_COUNT) continue;
+        ++shown;
+        fprintf(f, "host array, rank %d (%s memory): reduced by %s", rec->rank,
+                rec->host_pinned ? "pinned" : "pageable", paths[rec->host_path]);
+        if (rec->host_path == DR_HOST_PATH_SPLIT)
+            fprintf(f, ", %" PRIu64 " of %" PRIu64 " elements on the CPU", rec->host_cpu_elems, rec->count);
+        fprintf(f, " (--host-path %s)", dr_host_path_name(r->opt->host_path));
+        const dreduce_host_rates_t *q = &rec->rates;
+        if (q->measured)
+            fprintf(f, "; measured over %.0f MiB: cpu %.1f, gpu %.1f, split %.1f GB/s",
+                    (double)q->probe_bytes / (1 << 20), q->cpu_gbs, q->gpu_gbs, q->split_gbs);
+        if (rec->measure_ms > 0) fprintf(f, ", in %.1f ms (once: the run's first call)", rec->measure_ms);
+        fprintf(f, "\n");
+    }
 }
 
 /* The passes, after the result: what each read of the rank's part did (their times are the node table's rows). */
@@ -514,6 +547,7 @@ static void write_table(const dr_report_t *r, FILE *f)
     if (!o->dist.on) {
         fprintf(f, "\nresult: %s (%s)\n", result, dr_acc_kind_name(dr_acc_result_kind(r->acc)));
         table_nan(r, f);
+        table_host(r, f);
     } else {
         table_nan(r, f);
         if (is_hist(r)) table_histogram(r, f);
@@ -604,6 +638,34 @@ static void json_levels(FILE *f, const dr_report_t *r, int node)
     fprintf(f, "]");
 }
 
+/* A rank's host array on its GPU (null where it reduced GPU memory, a file, or ran the CPU backend). */
+static void json_host(FILE *f, const dr_rank_record_t *rec)
+{
+    if (rec->host_path < 0 || rec->host_path >= DR_HOST_PATH_COUNT) {
+        fprintf(f, "null");
+        return;
+    }
+    const dreduce_host_rates_t *q = &rec->rates;
+    fprintf(f, "{\"memory\": \"%s\", \"path\": \"%s\", \"cpu_elements\": %" PRIu64 ", \"measure_ms\": ",
+            rec->host_pinned ? "pinned" : "pageable", dr_host_path_name((dr_host_path_t)rec->host_path),
+            rec->host_cpu_elems);
+    json_number(f, rec->measure_ms);
+    fprintf(f, ", \"measured\": ");
+    if (!q->measured) {
+        fprintf(f, "null}");
+        return;
+    }
+    fprintf(f, "{\"probe_bytes\": %" PRIu64 ", \"cpu_gbs\": ", q->probe_bytes);
+    json_number(f, q->cpu_gbs);
+    fprintf(f, ", \"gpu_gbs\": ");
+    json_number(f, q->gpu_gbs);
+    fprintf(f, ", \"split_gbs\": ");
+    json_number(f, q->split_gbs);
+    fprintf(f, ", \"split_cpu_fraction\": ");
+    json_number(f, q->split_cpu_fraction);
+    fprintf(f, ", \"choice\": \"%s\"}}", dr_host_path_name(q->choice));
+}
+
 static void write_json(const dr_report_t *r, FILE *f)
 {
     const dr_options_t *o = r->opt;
@@ -615,12 +677,13 @@ static void write_json(const dr_report_t *r, FILE *f)
                "\"acc\": \"%s\", \"acc_type\": \"%s\", \"kernel\": \"%s\", \"block\": %d, \"data\": \"%s\", "
                "\"seed\": %" PRIu64 ", \"iters\": %d, \"warmup\": %d, \"scaling\": \"%s\", \"combine\": \"%s\", "
                "\"allreduce\": %s, \"ranks\": %d, \"nodes\": %d, \"emulated_nodes\": %s, \"nan\": \"%s\", "
-               "\"nans\": %.17g},\n",
+               "\"nans\": %.17g, \"memory\": \"%s\", \"host_path\": \"%s\"},\n",
             o->n, r->n_total, dr_dtype_name(o->dtype), dr_options_op_name(o), dr_acc_mode_name(o->acc_mode),
             dr_acc_kind_name(r->acc), dr_kernel_name(o->kernel), r->ranks[0].block, data_name(o), o->gen.seed, o->iters,
             o->warmup, o->scaling == DR_SCALING_WEAK ? "weak" : "strong",
             o->combine == DR_COMBINE_FLAT ? "flat" : "hier", o->allreduce ? "true" : "false", r->nranks, r->nnodes,
-            r->emulated ? "true" : "false", dr_nan_policy_name(o->nan), o->nans);
+            r->emulated ? "true" : "false", dr_nan_policy_name(o->nan), o->nans, dr_memory_name(o->memory),
+            dr_host_path_name(o->host_path));
     /* a distribution's arguments (null for a reduction, and where not given) */
     const dr_dist_options_t *d = &o->dist;
     fprintf(f, "  \"bins\": ");
@@ -739,7 +802,9 @@ static void write_json(const dr_report_t *r, FILE *f)
             fprintf(f, "%s\"%s\": ", l ? ", " : "", dr_level_name((dr_level_t)l));
             json_number(f, rec->level_ms[l]);
         }
-        fprintf(f, "}}%s\n", i + 1 < r->nranks ? "," : "");
+        fprintf(f, "},\n     \"host_array\": ");
+        json_host(f, rec);
+        fprintf(f, "}%s\n", i + 1 < r->nranks ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
 }
@@ -764,7 +829,8 @@ static void write_csv(const dr_report_t *r, FILE *f, int header)
         fprintf(f, "schema_version,node,node_name,emulated,level,ranks,min_ms,median_ms,max_ms,slowest_rank,gbs,"
                    "n_total,type,op,acc_type,kernel,block,nranks,nnodes,scaling,combine,path,total_ms,aggregate_gbs,"
                    "result,verified,index,count,sum,mean,var_pop,var_sample,min,max,nan,passes,bins,lo,hi,below,"
-                   "above,counts,edges,q,values,lower,upper,lower_rank,upper_rank,gamma,nan_policy,nan_omitted\n");
+                   "above,counts,edges,q,values,lower,upper,lower_rank,upper_rank,gamma,nan_policy,nan_omitted,memory,"
+                   "host_path\n");
     level_stats_t rows[DR_REPORT_MAX_ROWS];
     for (int node = 0; node < r->nnodes; ++node) {
         int n = node_rows(r, node, rows, (int)(sizeof rows / sizeof rows[0]));
@@ -780,7 +846,8 @@ static void write_csv(const dr_report_t *r, FILE *f, int header)
                     o->combine == DR_COMBINE_FLAT ? "flat" : "hier", r->path_text, total_ms(r), aggregate_gbs(r),
                     result, !o->verify ? "off" : r->check.pass ? "pass" : "fail", extra);
             csv_dist(r, f, node == 0 && strcmp(name, "total") == 0);
-            fprintf(f, ",%s,%" PRIu64 "\n", dr_nan_policy_name(o->nan), r->nan_omitted);
+            fprintf(f, ",%s,%" PRIu64 ",%s,%s\n", dr_nan_policy_name(o->nan), r->nan_omitted,
+                    dr_memory_name(o->memory), dr_host_path_name(o->host_path));
         }
     }
 }

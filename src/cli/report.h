@@ -13,8 +13,10 @@
 
 /* 2: stats, argmin, argmax (their result fields; CSV columns index..max); 3: histogram, quantile, median (their
  * result fields, the levels local N / combine N and combine; CSV columns nan..gamma); 4: the NaN policy (config
- * nan, nans; result nan_omitted; each rank's nan_omitted; CSV columns nan_policy, nan_omitted) */
-#define DR_REPORT_SCHEMA_VERSION 4
+ * nan, nans; result nan_omitted; each rank's nan_omitted; CSV columns nan_policy, nan_omitted); 5: host arrays on
+ * a GPU (config memory, host_path; the levels load cpu and load gpu; each rank's host_array; CSV columns memory,
+ * host_path) */
+#define DR_REPORT_SCHEMA_VERSION 5
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
  * the host's time around it beyond the kernels' own: clearing the partial, launching, seeing the kernels end;
@@ -22,6 +24,9 @@
  * the combine levels (waiting for slower ranks); `node`, `global` and `bcast` the MPI levels; `total` one repetition
  * end to end, from the barrier that starts it. With --input: `read` the time spent reading the rank's share of the
  * file (MPI-IO), `load` the whole read + copy + reduce pipeline (they overlap, so `load` is less than their sum).
+ * A host array on a GPU (--memory pinned or pageable): `load` the whole local level whichever path it took, and
+ * `load cpu` / `load gpu` the part the rank's CPU threads and the part the GPU reduced (both under --host-path
+ * split, which runs them at once).
  * A distribution (--op histogram, quantile, median) has `local` (every pass's reading and counting), `combine`
  * (every pass's combine) and `total`, and its passes' rows of their own. Levels added later go at the end (the JSON keeps the order); the table orders them as the pipeline runs. */
 typedef enum {
@@ -36,6 +41,8 @@ typedef enum {
     DR_LEVEL_LAUNCH,
     DR_LEVEL_WAIT,
     DR_LEVEL_COMBINE,
+    DR_LEVEL_LOAD_CPU,
+    DR_LEVEL_LOAD_GPU,
     DR_LEVEL_COUNT
 } dr_level_t;
 
@@ -58,6 +65,12 @@ typedef struct {
     int dist_passes;        /* a distribution: its passes (reads of this rank's part); 0 for a reduction */
     double dist_local_ms[DREDUCE_DIST_MAX_PASSES], dist_combine_ms[DREDUCE_DIST_MAX_PASSES]; /* per pass */
     dreduce_context_info_t binding; /* the rank's layout, device and binding (dreduce_context_info) */
+    /* a host array on a GPU rank (timings of the last repetition; rates as dreduce_host_rates gives them) */
+    int host_path;          /* dr_host_path_t it took (CPU, GPU, SPLIT), -1: not a host array on a GPU */
+    int host_pinned;
+    uint64_t host_cpu_elems;  /* elements the rank's CPU threads reduced */
+    double measure_ms;      /* the paths' measurement, in the run's first call (0: none) */
+    dreduce_host_rates_t rates;
 } dr_rank_record_t;
 
 typedef struct {

@@ -21,6 +21,7 @@ int dr_dtype_significand_bits(dr_dtype_t t);
 const char *dr_op_name(dr_op_t op);
 const char *dr_acc_mode_name(dr_acc_mode_t m);
 const char *dr_nan_policy_name(dr_nan_policy_t p);
+const char *dr_host_path_name(dr_host_path_t p);
 const char *dr_kernel_name(dr_kernel_t k);
 const char *dr_acc_kind_name(dr_acc_kind_t k);
 size_t dr_acc_kind_size(dr_acc_kind_t k);
@@ -31,6 +32,7 @@ int dr_dtype_parse(const char *s, dr_dtype_t *out);
 int dr_op_parse(const char *s, dr_op_t *out);
 int dr_acc_mode_parse(const char *s, dr_acc_mode_t *out);
 int dr_nan_policy_parse(const char *s, dr_nan_policy_t *out);
+int dr_host_path_parse(const char *s, dr_host_path_t *out);
 int dr_kernel_parse(const char *s, dr_kernel_t *out);
 /* Comma-separated list of every valid name, for error messages. */
 const char *dr_dtype_names(void);

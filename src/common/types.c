@@ -29,6 +29,9 @@ static const char *const acc_mode_table[DR_ACC_MODE_COUNT] = {
 static const char *const nan_policy_table[DR_NAN_POLICY_COUNT] = {[DR_NAN_PROPAGATE] = "propagate",
                                                                    [DR_NAN_OMIT] = "omit"};
 
+static const char *const host_path_table[DR_HOST_PATH_COUNT] = {
+    [DR_HOST_PATH_AUTO] = "auto", [DR_HOST_PATH_CPU] = "cpu", [DR_HOST_PATH_GPU] = "gpu", [DR_HOST_PATH_SPLIT] = "split"};
+
 static const char *const kernel_table[DR_KERNEL_COUNT] = {
     [DR_KERNEL_NEIGHBORED] = "neighbored", [DR_KERNEL_INTERLEAVED] = "interleaved", [DR_KERNEL_SMEM] = "smem",
     [DR_KERNEL_SMEM2] = "smem2",           [DR_KERNEL_UNROLL] = "unroll",           [DR_KERNEL_SHUFFLE] = "shuffle",
@@ -59,6 +62,7 @@ int dr_dtype_significand_bits(dr_dtype_t t) { return t < DR_DTYPE_COUNT ? dtype_
 const char *dr_op_name(dr_op_t op) { return op < DR_OP_COUNT ? op_table[op] : "?"; }
 const char *dr_acc_mode_name(dr_acc_mode_t m) { return m < DR_ACC_MODE_COUNT ? acc_mode_table[m] : "?"; }
 const char *dr_nan_policy_name(dr_nan_policy_t p) { return p < DR_NAN_POLICY_COUNT ? nan_policy_table[p] : "?"; }
+const char *dr_host_path_name(dr_host_path_t p) { return p < DR_HOST_PATH_COUNT ? host_path_table[p] : "?"; }
 const char *dr_kernel_name(dr_kernel_t k) { return k < DR_KERNEL_COUNT ? kernel_table[k] : "?"; }
 const char *dr_acc_kind_name(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT ? acc_table[k].name : "?"; }
 size_t dr_acc_kind_size(dr_acc_kind_t k) { return k < DR_ACC_KIND_COUNT ? acc_table[k].size : 0; }
@@ -102,6 +106,14 @@ int dr_nan_policy_parse(const char *s, dr_nan_policy_t *out)
     int i = find_name(s, nan_policy_table, sizeof nan_policy_table[0], DR_NAN_POLICY_COUNT);
     if (i < 0) return -1;
     *out = (dr_nan_policy_t)i;
+    return 0;
+}
+
+int dr_host_path_parse(const char *s, dr_host_path_t *out)
+{
+    int i = find_name(s, host_path_table, sizeof host_path_table[0], DR_HOST_PATH_COUNT);
+    if (i < 0) return -1;
+    *out = (dr_host_path_t)i;
     return 0;
 }
 

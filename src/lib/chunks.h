@@ -47,13 +47,13 @@ typedef struct {
     double pass_ms[DR_GPU_MAX_PASSES];
 } dr_chunk_stats_t;
 
-/* Reduce every chunk of src on GPU g (kernel, block as dr_gpu_set_shape) into one partial, stored at g's partial
- * target. slot_elems: elements per chunk; use_slots: the source reads into pinned slots (else it only points).
+/* Reduce every chunk of src on GPU g (kernel, block as dr_gpu_set_shape) into one partial, *out (host memory; its
+ * NaN count in st->nan_count): the caller stores it where it goes (dr_gpu_write_partial). slot_elems: elements per chunk; use_slots: the source reads into pinned slots (else it only points).
  * first: the global index of the source's first element (argmin/argmax: each chunk's indices follow on). */
 dr_status_t dr_chunks_reduce_gpu(dr_gpu_t *g, dr_chunks_t *c, dr_kernel_t kernel, int block, dr_dtype_t dtype,
                                  dr_op_t op, dr_acc_kind_t acc, dr_nan_policy_t nan, size_t slot_elems,
                                  int use_slots, uint64_t first, dr_chunk_source_fn src, void *state,
-                                 dr_chunk_stats_t *st);
+                                 dr_partial_t *out, dr_chunk_stats_t *st);
 
 /* The same on the CPU backend (nthreads threads, placed on cpus: NULL for not placed); the partial goes to *out. The
  * source reads into one host slot. */

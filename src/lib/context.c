@@ -239,6 +239,7 @@ static dr_status_t check_config(const dreduce_config_t *c)
     DR_BAD_ENUM(combine, "--combine", dr_combine_mode_t, DR_COMBINE_FLAT + 1)
     DR_BAD_ENUM(staging, "--staging", dr_staging_t, DR_STAGING_MAPPED + 1)
     DR_BAD_ENUM(nan, "--nan", dr_nan_policy_t, DR_NAN_POLICY_COUNT)
+    DR_BAD_ENUM(host_path, "--host-path", dr_host_path_t, DR_HOST_PATH_COUNT)
 #undef DR_BAD_ENUM
     if (c->acc_mode == DR_ACC_MODE_EXACT && c->kernel != DR_KERNEL_MULTIPASS) {
         dr_error("%s exact sums with the multipass kernel only, and %s is %s (the teaching levels accumulate in one "
@@ -432,6 +433,12 @@ dr_status_t dreduce_create(MPI_Comm comm, const dreduce_config_t *cfg, dreduce_c
         dr_warn("could not start the timeout watchdog: collectives unwatched");
     s = setup_device(ctx);
     ctx->threads = choose_threads(ctx); /* after the binding, which sets the share the threads run on */
+    if (s == DR_OK && !ctx->is_gpu && (cfg->host_path == DR_HOST_PATH_GPU || cfg->host_path == DR_HOST_PATH_SPLIT)) {
+        dr_error("%s is %s: it needs a GPU, and this rank runs on the CPU backend (%s): use auto or cpu",
+                 DR_NAME("cfg.host_path", "--host-path"), dr_host_path_name(cfg->host_path),
+                 cfg->device == DR_DEVICE_CPU ? "device cpu" : "no GPU visible");
+        s = DR_ERR_USAGE;
+    }
     if (s == DR_OK && !ctx->is_gpu && cfg->staging != DR_STAGING_AUTO && ctx->topo.rank == 0)
         dr_warn("no GPU: the CPU backend's partials are host memory, the staging choice has no effect");
     if ((s = dr_context_agree(ctx, s, "setup (every rank reporting its device)")) == DR_OK)
@@ -573,10 +580,10 @@ dr_status_t dreduce_prepare(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_t op
 }
 
 /* Where buf lives, for a GPU context: *on_device 1 device-accessible (device or managed memory of our GPU), 0 host;
- * *managed 1 for managed memory. */
-static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_device, int *managed)
+ * *managed 1 for managed memory; *pinned 1 for page-locked or registered host memory. */
+static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_device, int *managed, int *pinned)
 {
-    *on_device = *managed = 0;
+    *on_device = *managed = *pinned = 0;
     struct cudaPointerAttributes a;
     if (cudaPointerGetAttributes(&a, buf) != cudaSuccess) { /* no driver, or an old one for pageable memory */
         (void)cudaGetLastError();
@@ -593,25 +600,7 @@ static dr_status_t classify(dreduce_context_t *ctx, const void *buf, int *on_dev
     }
     *on_device = ctx->is_gpu && (a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged);
     *managed = a.type == cudaMemoryTypeManaged;
-    return DR_OK;
-}
-
-/* A host array as a chunk source: it points at the next piece, nothing is copied on the host. */
-typedef struct {
-    const char *at;
-    uint64_t left;
-    size_t esize;
-} host_source_t;
-
-static dr_status_t host_next(void *state, void *slot, size_t max_elems, const void **ptr, size_t *elems, int *done)
-{
-    (void)slot;
-    host_source_t *h = state;
-    *elems = h->left < max_elems ? (size_t)h->left : max_elems;
-    *ptr = h->at;
-    h->at += *elems * h->esize;
-    h->left -= *elems;
-    *done = h->left == 0;
+    *pinned = a.type == cudaMemoryTypeHost;
     return DR_OK;
 }
 
@@ -630,9 +619,9 @@ static void inject_faults(dreduce_context_t *ctx)
         if (ctx->is_gpu) {
             dr_partial_t v;
             uint64_t nan = 0;
-            if (dr_gpu_read_partial(&ctx->gpu, &v, &nan) != DR_OK) return;
+            if (dr_gpu_read_partial(&ctx->gpu, ctx->comb.acc, &v, &nan) != DR_OK) return;
             ((unsigned char *)&v)[size - 1] ^= 1;
-            if (dr_gpu_write_partial(&ctx->gpu, &v, nan) != DR_OK) return;
+            if (dr_gpu_write_partial(&ctx->gpu, ctx->comb.acc, &v, nan) != DR_OK) return;
         } else {
             ((unsigned char *)&ctx->partial)[size - 1] ^= 1;
             memcpy(&ctx->comb.partial->value, &ctx->partial, size);
@@ -763,7 +752,8 @@ static void reset_timings(dreduce_timings_t *tm)
 {
     memset(tm, 0, sizeof *tm);
     tm->local_ms = tm->load_ms = tm->read_ms = tm->stage_ms = tm->node_ms = tm->global_ms = tm->bcast_ms =
-        tm->total_ms = tm->launch_ms = tm->wait_ms = NAN;
+        tm->total_ms = tm->launch_ms = tm->wait_ms = tm->host_cpu_ms = tm->host_gpu_ms = NAN;
+    tm->host_path = tm->host_pinned = -1;
     for (int p = 0; p < DREDUCE_MAX_PASSES; ++p) tm->pass_ms[p] = NAN;
 }
 
@@ -799,8 +789,8 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
     const size_t esize = dr_dtype_size(dtype);
     const dr_acc_kind_t acc = dr_acc_select(dtype, op, ctx->cfg.acc_mode);
     DR_CHECK(ensure_combine(ctx, acc, op));
-    int on_device = 0, managed = 0;
-    if (count > 0 && ctx->is_gpu) DR_CHECK(classify(ctx, buf, &on_device, &managed));
+    int on_device = 0, managed = 0, pinned = 0;
+    if (count > 0 && ctx->is_gpu) DR_CHECK(classify(ctx, buf, &on_device, &managed, &pinned));
     dreduce_timings_t *tm = &ctx->timings;
     if (ctx->is_gpu && (on_device || count == 0)) {
         DR_CHECK(dr_gpu_set_shape(&ctx->gpu, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc, ctx->cfg.nan, buf, count,
@@ -820,14 +810,9 @@ static dr_status_t reduce_local(dreduce_context_t *ctx, const void *buf, uint64_
         tm->bytes = count * esize;
         tm->depth = ctx->gpu.plan.serial_depth;
     } else if (ctx->is_gpu) {
-        host_source_t src = {buf, count, esize};
-        dr_chunk_stats_t st;
-        const size_t slot = ctx->cfg.chunk_bytes / esize;
-        DR_CHECK(dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, dtype, op, acc,
-                                      ctx->cfg.nan, slot, 0, first, host_next, &src, &st));
-        record_chunks(tm, &st, esize, 0);
+        DR_CHECK(dr_host_reduce(ctx, buf, count, first, dtype, op, acc, pinned, tm));
     } else {
-        if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed));
+        if (count > 0) DR_CHECK(classify(ctx, buf, &on_device, &managed, &pinned));
         const double l0 = dr_now_ms();
         uint64_t depth = 0;
         uint64_t nans = 0;
@@ -963,6 +948,7 @@ size_t dreduce_struct_size(const char *name)
                  {"dreduce_file_t", sizeof(dreduce_file_t)},       {"dreduce_file_info_t", sizeof(dreduce_file_info_t)},
                  {"dreduce_context_info_t", sizeof(dreduce_context_info_t)},
                  {"dreduce_dist_info_t", sizeof(dreduce_dist_info_t)},
+                 {"dreduce_host_rates_t", sizeof(dreduce_host_rates_t)},
                  {"dreduce_order_stat_t", sizeof(dreduce_order_stat_t)}};
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; ++i)
         if (strcmp(name, sizes[i].name) == 0) return sizes[i].size;
@@ -1090,10 +1076,12 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
     dr_input_stream_t stream;
     dr_chunk_stats_t st;
     s = dr_input_stream_begin(&in, fi.first, fi.mine, slot, &stream);
-    if (s == DR_OK && ctx->is_gpu)
+    if (s == DR_OK && ctx->is_gpu) {
+        dr_partial_t v;
         s = dr_chunks_reduce_gpu(&ctx->gpu, &ctx->chunks, ctx->cfg.kernel, ctx->cfg.block, fi.dtype, op, acc,
-                                 ctx->cfg.nan, slot, 1, fi.first, file_next, &stream, &st);
-    else if (s == DR_OK) {
+                                 ctx->cfg.nan, slot, 1, fi.first, file_next, &stream, &v, &st);
+        if (s == DR_OK) s = dr_gpu_write_partial(&ctx->gpu, acc, &v, st.nan_count);
+    } else if (s == DR_OK) {
         s = dr_chunks_reduce_cpu(&ctx->chunks, ctx->threads, &ctx->workers, fi.dtype, op, acc, ctx->cfg.nan, slot,
                                  fi.first, file_next, &stream, &ctx->partial, &st);
         if (s == DR_OK) memcpy(&ctx->comb.partial->value, &ctx->partial, ctx->comb.size);
@@ -1161,7 +1149,7 @@ dr_status_t dreduce_local_partial(dreduce_context_t *ctx, dreduce_result_t *out)
     if (ctx->is_gpu) {
         dr_partial_t p;
         DR_CHECK(dr_gpu_use(&ctx->gpu));
-        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, &p, NULL));
+        DR_CHECK(dr_gpu_read_partial(&ctx->gpu, ctx->comb.acc, &p, NULL));
         dr_partial_result(ctx->comb.acc, &p, &out->value);
         if (dr_acc_kind_is_stats(ctx->comb.acc)) dr_stats_result(ctx->comb.acc, &p, &out->stats);
     } else {

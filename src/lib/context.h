@@ -9,6 +9,7 @@
 #include "distrib_bufs.h"
 #include "dreduce.h"
 #include "gpu_backend.h"
+#include "host_path.h"
 #include "input.h"
 #include "parallel.h"
 #include "topology.h"
@@ -44,6 +45,7 @@ struct dreduce_context {
     int force_allreduce;    /* the next combines deliver to every rank whatever cfg.allreduce says (a histogram's
                                automatic range, which every rank needs) */
     dr_dist_bufs_t dist;    /* histograms and quantiles (distrib.c) */
+    dr_host_rows_t host;    /* host arrays on a GPU context: the paths' rates measured so far (host_path.c) */
 };
 
 /* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */

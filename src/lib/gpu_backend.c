@@ -210,21 +210,21 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms)
     return DR_OK;
 }
 
-dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out, uint64_t *nan)
+dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_acc_kind_t acc, dr_partial_t *out, uint64_t *nan)
 {
     memset(out, 0, sizeof *out);
     uint64_t count = 0;
-    DR_CUDA_CHECK(cudaMemcpyAsync(out, g->partial_target, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
-    if (nan && g->nan_omit)
+    DR_CUDA_CHECK(cudaMemcpyAsync(out, g->partial_target, dr_acc_kind_size(acc), cudaMemcpyDefault, g->stream));
+    if (nan)
         DR_CUDA_CHECK(cudaMemcpyAsync(&count, nan_target(g->partial_target), sizeof count, cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     if (nan) *nan = count;
     return DR_OK;
 }
 
-dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v, uint64_t nan)
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, dr_acc_kind_t acc, const dr_partial_t *v, uint64_t nan)
 {
-    DR_CUDA_CHECK(cudaMemcpyAsync(g->partial_target, v, dr_acc_kind_size(g->req.acc), cudaMemcpyDefault, g->stream));
+    DR_CUDA_CHECK(cudaMemcpyAsync(g->partial_target, v, dr_acc_kind_size(acc), cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaMemcpyAsync(nan_target(g->partial_target), &nan, sizeof nan, cudaMemcpyDefault, g->stream));
     DR_CUDA_CHECK(cudaStreamSynchronize(g->stream));
     return DR_OK;

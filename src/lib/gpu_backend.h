@@ -72,12 +72,14 @@ dr_status_t dr_gpu_reduce_once(dr_gpu_t *g, double *pass_ms);
  * cleared; there is nothing left to report them to). */
 void dr_gpu_drain(dr_gpu_t *g);
 
-/* Copy the partial (from the partial target) to the host, and its NaN count (nan may be NULL). */
-dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_partial_t *out, uint64_t *nan);
+/* Copy the partial of accumulator kind acc (from the partial target) to the host, and its NaN count (nan may be
+ * NULL). The kind is the caller's: the last planned shape's (g->req) is not the partial's when the partial came
+ * from the host (a host array the CPU threads reduced). */
+dr_status_t dr_gpu_read_partial(dr_gpu_t *g, dr_acc_kind_t acc, dr_partial_t *out, uint64_t *nan);
 
-/* Store v as the partial (at the partial target) and nan as its NaN count, for partials folded on the host
- * (chunked inputs). */
-dr_status_t dr_gpu_write_partial(dr_gpu_t *g, const dr_partial_t *v, uint64_t nan);
+/* Store v (of kind acc) as the partial (at the partial target) and nan as its NaN count, for partials made or folded
+ * on the host (chunked inputs, host arrays). */
+dr_status_t dr_gpu_write_partial(dr_gpu_t *g, dr_acc_kind_t acc, const dr_partial_t *v, uint64_t nan);
 
 /* cudaMalloc with a one-line error naming the bytes and what they were for. */
 dr_status_t dr_gpu_alloc(void **p, size_t bytes, const char *what);

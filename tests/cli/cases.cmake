@@ -62,6 +62,26 @@ dr_cli_test(nan_omit_argmin_all 0 "argmin of 1000 NaN [(]omitted[)]: no value, a
 dr_cli_test(nan_omit_exact 0 "verification: passed: exact sum, rounded once"
             --device cpu --nan omit --nans 0.3 --acc exact --type bfloat16 -n 100003 --iters 1)
 dr_cli_test(nan_propagate_sum 0 "^result: nan [(]float64[)]" --device cpu --nans 0.01 -n 1000 --iters 1)
+# --memory and --host-path (issue 43; each path on a GPU: tests/gpu/test_host_path.c)
+dr_cli_test(bad_memory 2 "^dreduce: error: invalid --memory 'host': allowed: auto, gpu, pinned, pageable" --memory host)
+dr_cli_test(bad_host_path 2 "^dreduce: error: invalid --host-path 'both': allowed: auto, cpu, gpu, split"
+            --host-path both)
+dr_cli_test(host_path_needs_memory 2 "^dreduce: error: --host-path split needs --memory pinned or pageable"
+            --host-path split)
+dr_cli_test(host_path_cpu_device 2 "^dreduce: error: --host-path gpu cannot be used with --device cpu"
+            --device cpu --host-path gpu --memory pageable)
+dr_cli_test(memory_pinned_cpu_device 2 "^dreduce: error: --memory pinned cannot be used with --device cpu"
+            --device cpu --memory pinned)
+dr_cli_test(memory_input 2 "^dreduce: error: --memory cannot be used with --input" --memory pageable --input x.npy)
+dr_cli_test(host_path_dist 2 "^dreduce: error: --host-path cannot be used with --op median"
+            --host-path cpu --memory pageable --op median)
+# Without a GPU (hidden here, so the case holds on GPU machines too): a GPU path asked of the CPU backend is refused
+# at setup
+dr_cli_check(host_path_no_gpu CODE 2 REGEX "^dreduce: error: .*host-path is split: it needs a GPU"
+             OPTS --env CUDA_VISIBLE_DEVICES=-1 ARGS --host-path split --memory pageable -n 1000 --iters 1)
+dr_cli_check(host_memory_pageable_cpu CODE 0 REGEX "\"pass\": true"
+             OPTS --json-expr "d['schema_version'] == 5 and d['config']['memory'] == 'pageable' and d['config']['host_path'] == 'cpu' and d['ranks'][0]['host_array'] is None"
+             ARGS --device cpu --memory pageable --host-path cpu -n 100003 --iters 1 --format json)
 dr_cli_test(bad_block_not_pow2 2 "^dreduce: error: .*--block '48'.*32, 64, 128, 256, 512, 1024" --block 48)
 dr_cli_test(bad_block_too_big 2 "^dreduce: error: .*--block '2048'.*1024" -b 2048)
 dr_cli_test(bad_block_too_small 2 "^dreduce: error: .*--block '16'.*32" --block=16)
@@ -101,7 +121,7 @@ dr_cli_check(json_nan CODE 0 REGEX "\"value\": \"nan\""
 dr_cli_check(json_output_file CODE 0 REGEX "\"result\": [{]\"value\": \"7000\""
              OPTS --file ${DR_CLI_OUT}/report.json --json-expr "d['result']['value'] == '7000'"
              ARGS --device cpu -n 1000 --iters 1 --format json --type int32 --data const:7 -o ${DR_CLI_OUT}/report.json)
-dr_cli_check(csv_append CODE 0 REGEX "^4,0,.*,total,.*,int64,.*,pass,,,,,,,,,,,,,,,,,,,,,,,,,propagate,0$"
+dr_cli_check(csv_append CODE 0 REGEX "^5,0,.*,total,.*,int64,.*,pass,,,,,,,,,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
              OPTS --csv-append ${DR_CLI_OUT}/append.csv
              ARGS --device cpu -n 1000 --iters 2 --type int32 --format csv -o ${DR_CLI_OUT}/append.csv)
 dr_cli_test(const_int32_sum 0 "^result: 7000 [(]int64[)]" --type int32 --data const:7 -n 1000 --device cpu --iters 1)
@@ -239,7 +259,7 @@ dr_cli_check(stats_bfloat16_random CODE 0 REGEX "verification: passed: stats of 
              ARGS --device cpu --op stats --type bfloat16 -n 200003 --iters 2 --threads 3)
 # JSON and CSV carry every field.
 dr_cli_check(json_argmax CODE 0 REGEX "[\"]index[\"]: 999"
-             OPTS --json-expr "d['schema_version'] == 4 and d['config']['op'] == 'argmax'"
+             OPTS --json-expr "d['schema_version'] == 5 and d['config']['op'] == 'argmax'"
                   --json-expr "d['result'] == {'value': '999', 'type': 'int64+index', 'index': 999, 'nan_omitted': 0}"
                   --json-expr "d['verification']['pass'] is True and d['verification']['exact'] is True"
              ARGS --device cpu --op argmax --type int16 --data iota -n 1000 --iters 2 --format json)
@@ -253,10 +273,10 @@ dr_cli_check(json_stats CODE 0 REGEX "[\"]var_sample[\"]: "
                   --json-expr "abs(float(d['result']['var_sample']) - 83333250 / 999) < 1e-9"
                   --json-expr "d['result']['min'] == '0' and d['result']['max'] == '999' and d['verification']['pass']"
              ARGS --device cpu --op stats --type int16 --data iota -n 1000 --iters 2 --format json)
-dr_cli_check(csv_stats CODE 0 REGEX "^4,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999,,,,,,,,,,,,,,,,,propagate,0$"
+dr_cli_check(csv_stats CODE 0 REGEX "^5,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
              OPTS --csv-append ${DR_CLI_OUT}/stats.csv
              ARGS --device cpu --op stats --type float64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/stats.csv)
-dr_cli_check(csv_argmax CODE 0 REGEX "^4,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,,,,,,,,,,,,,,,,,,propagate,0$"
+dr_cli_check(csv_argmax CODE 0 REGEX "^5,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
              OPTS --csv-append ${DR_CLI_OUT}/argmax.csv
              ARGS --device cpu --op argmax --type int64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/argmax.csv)
 
@@ -282,7 +302,7 @@ dr_cli_check(histogram_table CODE 0 REGEX "verification: passed: histogram of 10
              OPTS --also "^result: histogram of 100003 elements in 16 bins" --also "local 1" --also "combine 2"
              ARGS --device cpu --op histogram --bins 16 -n 100003 --iters 2)
 dr_cli_check(histogram_range_json CODE 0 REGEX "[\"]counts[\"]: "
-             OPTS --json-expr "d['schema_version'] == 4 and d['bins'] == 4 and d['range'] == [0, 1]"
+             OPTS --json-expr "d['schema_version'] == 5 and d['bins'] == 4 and d['range'] == [0, 1]"
                   --json-expr "d['result']['edges'] == [0, 0.25, 0.5, 0.75, 1] and d['result']['passes'] == 1"
                   --json-expr "sum(d['result']['counts']) + d['result']['below'] + d['result']['above'] == 1000"
                   --json-expr "d['verification']['pass'] is True and d['verification']['deterministic'] is True"
@@ -290,7 +310,7 @@ dr_cli_check(histogram_range_json CODE 0 REGEX "[\"]counts[\"]: "
 dr_cli_check(histogram_iota_int16 CODE 0 REGEX "[\"]counts[\"]: [[]100, 100, 100, 100, 100, 100, 100, 100, 100, 100[]]"
              OPTS --json-expr "d['result']['lo'] == 0 and d['result']['hi'] == 999 and d['result']['passes'] == 2"
              ARGS --device cpu --op histogram --type int16 --data iota -n 1000 --iters 1 --format json)
-dr_cli_check(histogram_csv CODE 0 REGEX "^4,0,.*,total,.*,histogram,.*,pass,,1000,,,,,,,0,1,4,0,1,"
+dr_cli_check(histogram_csv CODE 0 REGEX "^5,0,.*,total,.*,histogram,.*,pass,,1000,,,,,,,0,1,4,0,1,"
              OPTS --csv-append ${DR_CLI_OUT}/histogram.csv
              ARGS --device cpu --op histogram --bins 4 --range 0,1 -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/histogram.csv)
 dr_cli_check(quantile_json CODE 0 REGEX "[\"]quantiles[\"]: "

@@ -62,6 +62,8 @@ static void check_ok(const dr_options_t *o, const char *input)
     OK_CHECK((unsigned)o->combine <= DR_COMBINE_FLAT);
     OK_CHECK((unsigned)o->staging < 16); /* the set of staging modes grows; a wild value is still caught */
     OK_CHECK((unsigned)o->bind <= DR_BINDOPT_WORKERS);
+    OK_CHECK((unsigned)o->memory < DR_MEMORY_COUNT);
+    OK_CHECK((unsigned)o->host_path < DR_HOST_PATH_COUNT);
     OK_CHECK(memchr(o->output, '\0', sizeof o->output) != NULL);
     OK_CHECK((unsigned)o->gen.pattern < DR_DATA_COUNT);
     OK_CHECK(o->gen.dtype == o->dtype && o->gen.op == o->op);

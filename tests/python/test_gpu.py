@@ -3,8 +3,9 @@
 give: DLPack, __cuda_array_interface__), every dtype the library has x every op, against the same NumPy/Python
 references as test_cpu.py (its generators and checkers) and against torch's and CuPy's own answers; input written
 on a non-default stream and reduced at once (the array's stream must be waited for); non-contiguous device arrays
-refused; host, pinned and managed inputs on a GPU context; nan="omit" (test_nan.py's data sets and checks with
-device arrays, and a large array against the CPU backend). Run under mpiexec at 1 or 2 ranks (ranks may share a
+refused; host, pinned and managed inputs on a GPU context; each host_path ("cpu", "gpu", "split", "auto") on NumPy
+arrays and pinned torch tensors, the same bits where the accumulator is exact and the path each call took;
+nan="omit" (test_nan.py's data sets and checks with device arrays, and a large array against the CPU backend). Run under mpiexec at 1 or 2 ranks (ranks may share a
 GPU; tests/python/run_mpi.py, through tests/gpu/run_if_gpu.sh).
 
 usage: mpiexec -n N python3 test_gpu.py [--without-new-ops] [--verbose]
@@ -309,6 +310,50 @@ def inputs(libs):
                     T.check("cupy through DLPack", ctx.reduce(DLPack(d)) == want)
 
 
+def host_paths(libs):
+    """Host arrays through each host_path of a GPU context: exact sums, integer sums, argmin (value and global index)
+    and stats' count, min, max the same as the CPU backend's, bit for bit; float64 sums within 1e-9 of sum |x|; each
+    call says the path it took (split at 2^21 elements per rank: both parts non-empty)."""
+    torch = libs.get("torch")
+    n = (1 << 21) + 3
+    rng = np.random.default_rng(1234 + RANK)
+    f = (rng.standard_normal(n) * 100).astype(np.float32)
+    i = rng.integers(-1000, 1000, n, dtype=np.int32)
+    i[n // 2] = -5000  # argmin's element, in the CPU part of a split
+    arrays = {"pageable": (f, i)}
+    if torch is not None:
+        arrays["pinned"] = (torch.from_numpy(f).pin_memory(), torch.from_numpy(i).pin_memory())
+    with dreduce.Context(device="cpu", allreduce=True) as cpu, \
+            dreduce.Context(device="cpu", allreduce=True, acc="exact") as cpu_x:
+        cpu.prepare(i, "argmin")
+        want = {"sum": cpu.reduce(f), "exact": cpu_x.reduce(f), "isum": cpu.reduce(i), "argmin": cpu.reduce(i, "argmin"),
+                "stats": cpu.reduce(f, "stats")}
+        asum = COMM.allreduce(float(np.abs(f.astype(np.float64)).sum()))
+    for path in ("cpu", "gpu", "split", "auto"):
+        with dreduce.Context(device="gpu", share_gpus=True, allreduce=True, host_path=path) as g, \
+                dreduce.Context(device="gpu", share_gpus=True, allreduce=True, acc="exact", host_path=path) as gx:
+            for kind, (fa, ia) in arrays.items():
+                label = f"host_path={path}, {kind}"
+                T.check(f"{label}: exact sum", gx.reduce(fa) == want["exact"])
+                took = gx.timings()
+                expect = {"cpu": "cpu", "gpu": "gpu", "split": "split", "auto": "cpu"}[path]  # auto: < 32 MiB
+                T.check(f"{label}: the path taken", took["host_path"] == expect and
+                        took["host_pinned"] == (kind == "pinned"), f"{took}")
+                if path == "split":
+                    T.check(f"{label}: both parts", 0 < took["host_cpu_elems"] < n, f"{took}")
+                T.check(f"{label}: float64 sum", abs(g.reduce(fa) - want["sum"]) <= 1e-9 * asum)
+                T.check(f"{label}: int32 sum", g.reduce(ia) == want["isum"])
+                g.prepare(ia, "argmin")
+                T.check(f"{label}: argmin", g.reduce(ia, "argmin") == want["argmin"])
+                st, ws = g.reduce(fa, "stats"), want["stats"]
+                T.check(f"{label}: stats", (st.count, st.min, st.max) == (ws.count, ws.min, ws.max) and
+                        abs(st.sum - ws.sum) <= 1e-9 * asum, f"{st} vs {ws}")
+            if path == "split":  # measured for its cut; auto measures from 32 MiB on only
+                r = gx.host_rates("float32", "sum", pinned=False)
+                T.check("host_path=split: rates measured", r is not None and r["cpu_gbs"] > 0 and r["gpu_gbs"] > 0,
+                        f"{r}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--without-new-ops", action="store_true", help="leave out stats/argmin/argmax (issue #37)")
@@ -331,7 +376,7 @@ def main():
     libs = {k: v for k, v in libs.items() if k in common}
     if RANK == 0:
         print(f"GPU tests with {', '.join(sorted(libs))} on {SIZE} rank(s)", flush=True)
-    for part in (matrix, framework_answers, streams, inputs, nan_omit):
+    for part in (matrix, framework_answers, streams, inputs, host_paths, nan_omit):
         try:
             part(libs, T.NEW_OPS_ON) if part is matrix else part(libs)
         except Exception:  # noqa: BLE001: report, then end every rank (others may wait in a collective)
