@@ -1,6 +1,7 @@
 /* Unit test of the CPU backend (src/lib/cpu_backend.c) against the host reference (src/cli/reference.c) and against our
  * own naive single-threaded loops: every row of DR_REDUCTION_TABLE, several sizes, thread counts, patterns and
- * offsets; merged shard references; the float min/max NaN and signed-zero rules; and that the check can fail. */
+ * offsets; merged shard references; the float min/max NaN and signed-zero rules, also over whole arrays (the SSE2
+ * slices); and that the check can fail. */
 #include <math.h>
 
 #include "check.h"
@@ -454,6 +455,69 @@ static void test_min_max_rules(uint64_t *rng)
     CHECK(is_negzero_d(v.f64), "dr_acc_combine(F64, min, +0, -0) = %g", v.f64);
 }
 
+/* Whole arrays through the CPU backend's float min and max (the SSE2 slices on x86-64) and stats' min and max,
+ * against the select chain over the elements in order: arrays mixing -0 and +0, NaN of any payload, infinities,
+ * small integers and random bit patterns, of lengths around the register and lane widths and larger, at 1 and 3
+ * threads; the same bits. */
+static void test_min_max_arrays(uint64_t *rng)
+{
+    enum { MAXN = 5000 };
+    static float f[MAXN];
+    static double d[MAXN];
+    for (int trial = 0; trial < 3000; ++trial) {
+        const size_t n = trial % 50 == 0 ? MAXN - check_rand(rng) % 64 : check_rand(rng) % 70;
+        const int mode = (int)(check_rand(rng) % 6);
+        for (size_t i = 0; i < n; ++i) {
+            const uint64_t r = check_rand(rng), pick = r % 100;
+            double v;
+            switch (mode) {
+            case 0: v = pick < 50 ? -0.0 : 0.0; break;                                  /* zeros of both signs */
+            case 1: v = pick < 3 ? NAN : (pick < 50 ? -0.0 : 0.0) + (pick > 90); break; /* and a NaN or a one */
+            case 2: v = pick < 2 ? INFINITY : pick < 4 ? -INFINITY : (double)(r >> 40 & 1023) - 512; break;
+            case 3: v = pick < 1 ? -0.0 : (double)(r >> 40 & 7); break; /* a rare -0 among positives */
+            case 4: v = pick < 1 ? 0.0 : -(double)(r >> 40 & 7); break; /* a rare +0 among negatives */
+            default: memcpy(&v, &r, 8); break;                           /* any bits, NaN payloads included */
+            }
+            d[i] = v;
+            f[i] = (float)v;
+            if (mode == 5) {
+                const uint32_t b = (uint32_t)(r >> 32);
+                memcpy(&f[i], &b, 4);
+            }
+        }
+        for (int is_max = 0; is_max < 2; ++is_max) {
+            float wf = is_max ? -INFINITY : INFINITY;
+            double wd = is_max ? -INFINITY : INFINITY;
+            for (size_t i = 0; i < n; ++i) {
+                wf = is_max ? dr_max_select_f32(wf, f[i]) : dr_min_select_f32(wf, f[i]);
+                wd = is_max ? dr_max_select_f64(wd, d[i]) : dr_min_select_f64(wd, d[i]);
+            }
+            const dr_op_t op = is_max ? DR_MAX : DR_MIN;
+            for (int t = 1; t <= 3; t += 2) {
+                dr_partial_t o;
+                uint64_t depth;
+                memset(&o, 0xa5, sizeof o);
+                CHECK(dr_cpu_reduce(DR_FLOAT32, op, DR_ACC_F32, f, n, 0, t, &o, &depth) == 0 &&
+                          memcmp(&o.value.f32, &wf, 4) == 0,
+                      "float32 %s of %zu elements (mode %d, %d threads) = %a, expected %a", is_max ? "max" : "min", n,
+                      mode, t, (double)o.value.f32, (double)wf);
+                memset(&o, 0xa5, sizeof o);
+                CHECK(dr_cpu_reduce(DR_FLOAT64, op, DR_ACC_F64, d, n, 0, t, &o, &depth) == 0 &&
+                          memcmp(&o.value.f64, &wd, 8) == 0,
+                      "float64 %s of %zu elements (mode %d, %d threads) = %a, expected %a", is_max ? "max" : "min", n,
+                      mode, t, o.value.f64, wd);
+                if (n == 0) continue;
+                memset(&o, 0xa5, sizeof o);
+                const double want = wd != wd ? dr_bits_to_f64(0x7fffffffffffffffull) : wd;
+                CHECK(dr_cpu_reduce(DR_FLOAT64, DR_STATS, DR_ACC_STATS_F64, d, n, 0, t, &o, &depth) == 0 &&
+                          memcmp(is_max ? &o.stats.max.f64 : &o.stats.min.f64, &want, 8) == 0,
+                      "float64 stats' %s of %zu elements (mode %d, %d threads) = %a, expected %a",
+                      is_max ? "max" : "min", n, mode, t, is_max ? o.stats.max.f64 : o.stats.min.f64, want);
+            }
+        }
+    }
+}
+
 /* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
 static void test_nan_data(uint64_t *rng, void *buf)
 {
@@ -697,6 +761,7 @@ int main(void)
     test_const_closed_forms(&rng);
     test_merge(&rng);
     test_min_max_rules(&rng);
+    test_min_max_arrays(&rng);
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
