@@ -288,6 +288,69 @@ static const float *widen_bf16_block(const uint16_t *p, size_t m, float *buf)
 #define DR_VIEW_UINT8(p, m, buf) (p)
 #define DR_VIEW_INT16(p, m, buf) (p)
 #define DR_VIEW_UINT16(p, m, buf) (p)
+/* A float block's extreme value by plain compares (*e; which zero, where the extreme is one, does not matter: the
+ * slice then looks for the first element equal to it) and whether it holds a NaN, four (two) elements to an SSE2
+ * register on x86-64: compilers keep the lanes' `v < l ? v : l` scalar, and _mm_min_ps(v, l) is exactly it. */
+#if defined(__SSE2__)
+#define DR_ARG_EXTREME(NAME, T, V, W, SET1, LOADU, MIN, MAX, CMPUNORD, OR, SETZERO, MOVEMASK, STOREU)             \
+    static void NAME(const T *x, size_t m, int is_max, T *e, int *any_nan)                                     \
+    {                                                                                                          \
+        V l[4], nan[4];                                                                                        \
+        for (int r = 0; r < 4; ++r) l[r] = SET1(x[0]), nan[r] = SETZERO();                                     \
+        size_t i = 0;                                                                                          \
+        if (is_max)                                                                                            \
+            for (; m - i >= 4 * (W); i += 4 * (W))                                                             \
+                for (int r = 0; r < 4; ++r) {                                                                  \
+                    const V v = LOADU(x + i + (size_t)r * (W));                                                \
+                    l[r] = MAX(v, l[r]);                                                                       \
+                    nan[r] = OR(nan[r], CMPUNORD(v, v));                                                       \
+                }                                                                                              \
+        else                                                                                                   \
+            for (; m - i >= 4 * (W); i += 4 * (W))                                                             \
+                for (int r = 0; r < 4; ++r) {                                                                  \
+                    const V v = LOADU(x + i + (size_t)r * (W));                                                \
+                    l[r] = MIN(v, l[r]);                                                                       \
+                    nan[r] = OR(nan[r], CMPUNORD(v, v));                                                       \
+                }                                                                                              \
+        T best = x[0], lanes[W];                                                                               \
+        int seen = 0;                                                                                          \
+        for (int r = 0; r < 4; ++r) {                                                                          \
+            seen |= MOVEMASK(nan[r]) != 0;                                                                     \
+            STOREU(lanes, l[r]);                                                                               \
+            for (int j = 0; j < (W); ++j) best = (is_max ? lanes[j] > best : lanes[j] < best) ? lanes[j] : best; \
+        }                                                                                                      \
+        for (; i < m; ++i) {                                                                                   \
+            best = (is_max ? x[i] > best : x[i] < best) ? x[i] : best;                                         \
+            seen |= x[i] != x[i];                                                                              \
+        }                                                                                                      \
+        *e = best;                                                                                             \
+        *any_nan = seen;                                                                                       \
+    }
+DR_ARG_EXTREME(arg_extreme_f32, float, __m128, 4, _mm_set1_ps, _mm_loadu_ps, _mm_min_ps, _mm_max_ps, _mm_cmpunord_ps,
+               _mm_or_ps, _mm_setzero_ps, _mm_movemask_ps, _mm_storeu_ps)
+DR_ARG_EXTREME(arg_extreme_f64, double, __m128d, 2, _mm_set1_pd, _mm_loadu_pd, _mm_min_pd, _mm_max_pd,
+               _mm_cmpunord_pd, _mm_or_pd, _mm_setzero_pd, _mm_movemask_pd, _mm_storeu_pd)
+#undef DR_ARG_EXTREME
+#define DR_ARG_SSE_FLOAT32(x, m, is_max, e, nan) (arg_extreme_f32(x, m, is_max, e, nan), 1)
+#define DR_ARG_SSE_FLOAT16(x, m, is_max, e, nan) (arg_extreme_f32(x, m, is_max, e, nan), 1)
+#define DR_ARG_SSE_BFLOAT16(x, m, is_max, e, nan) (arg_extreme_f32(x, m, is_max, e, nan), 1)
+#define DR_ARG_SSE_FLOAT64(x, m, is_max, e, nan) (arg_extreme_f64(x, m, is_max, e, nan), 1)
+#else
+#define DR_ARG_SSE_FLOAT32(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_FLOAT16(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_BFLOAT16(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_FLOAT64(x, m, is_max, e, nan) 0
+#endif
+/* The integer types take the portable lanes (DR_ARG_SLICE). */
+#define DR_ARG_SSE_INT32(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_INT64(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_UINT32(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_UINT64(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_INT8(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_UINT8(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_INT16(x, m, is_max, e, nan) 0
+#define DR_ARG_SSE_UINT16(x, m, is_max, e, nan) 0
+
 /* The best element's value as the arg kind's scalar. */
 #define DR_ARG_STORE_ARG_I64(a, v) ((a)->value.i64 = (int64_t)(v))
 #define DR_ARG_STORE_ARG_U64(a, v) ((a)->value.u64 = (uint64_t)(v))
@@ -311,26 +374,29 @@ static const float *widen_bf16_block(const uint16_t *p, size_t m, float *buf)
         for (size_t b0 = begin; b0 < end && !best_nan; b0 += DR_ARG_BLOCK) {                                   \
             const size_t m = end - b0 < DR_ARG_BLOCK ? end - b0 : DR_ARG_BLOCK;                                \
             const T *x = DR_VIEW_##DT(p + b0, m, buf);                                                         \
-            T l[DR_CPU_LANES];                                                                                 \
-            int nan[DR_CPU_LANES];                                                                             \
-            for (int j = 0; j < DR_CPU_LANES; ++j) l[j] = x[0], nan[j] = 0;                                    \
-            size_t i = 0;                                                                                      \
-            for (; m - i >= DR_CPU_LANES; i += DR_CPU_LANES)                                                   \
-                for (int j = 0; j < DR_CPU_LANES; ++j) {                                                       \
-                    const T v = x[i + j];                                                                      \
+            int any_nan = 0;                                                                                   \
+            T e = x[0];                                                                                        \
+            if (!DR_ARG_SSE_##DT(x, m, kMax, &e, &any_nan)) {                                                  \
+                T l[DR_CPU_LANES];                                                                             \
+                int nan[DR_CPU_LANES];                                                                         \
+                for (int j = 0; j < DR_CPU_LANES; ++j) l[j] = x[0], nan[j] = 0;                                \
+                size_t i = 0;                                                                                  \
+                for (; m - i >= DR_CPU_LANES; i += DR_CPU_LANES)                                               \
+                    for (int j = 0; j < DR_CPU_LANES; ++j) {                                                   \
+                        const T v = x[i + j];                                                                  \
+                        l[j] = (kMax ? v > l[j] : v < l[j]) ? v : l[j];                                        \
+                        if (kFloat) nan[j] |= v != v;                                                          \
+                    }                                                                                          \
+                for (int j = 0; i < m; ++i, ++j) {                                                             \
+                    const T v = x[i];                                                                          \
                     l[j] = (kMax ? v > l[j] : v < l[j]) ? v : l[j];                                            \
                     if (kFloat) nan[j] |= v != v;                                                              \
                 }                                                                                              \
-            for (int j = 0; i < m; ++i, ++j) {                                                                 \
-                const T v = x[i];                                                                              \
-                l[j] = (kMax ? v > l[j] : v < l[j]) ? v : l[j];                                                \
-                if (kFloat) nan[j] |= v != v;                                                                  \
-            }                                                                                                  \
-            int any_nan = 0;                                                                                   \
-            T e = l[0];                                                                                        \
-            for (int j = 0; j < DR_CPU_LANES; ++j) {                                                           \
-                e = (kMax ? l[j] > e : l[j] < e) ? l[j] : e;                                                   \
-                any_nan |= nan[j];                                                                             \
+                e = l[0];                                                                                      \
+                for (int j = 0; j < DR_CPU_LANES; ++j) {                                                       \
+                    e = (kMax ? l[j] > e : l[j] < e) ? l[j] : e;                                               \
+                    any_nan |= nan[j];                                                                         \
+                }                                                                                              \
             }                                                                                                  \
             if (kFloat && any_nan) { /* the block's first NaN beats every number */                            \
                 size_t k = 0;                                                                                  \
