@@ -1,7 +1,7 @@
 /* Unit test of the CPU backend (src/lib/cpu_backend.c) against the host reference (src/cli/reference.c) and against our
  * own naive single-threaded loops: every row of DR_REDUCTION_TABLE, several sizes, thread counts, patterns and
  * offsets; merged shard references; the float min/max NaN and signed-zero rules, also over whole arrays (the SSE2
- * slices); and that the check can fail. */
+ * slices), and argmin/argmax of whole float arrays; and that the check can fail. */
 #include <math.h>
 
 #include "check.h"
@@ -518,6 +518,56 @@ static void test_min_max_arrays(uint64_t *rng)
     }
 }
 
+/* Whole float arrays through argmin/argmax (the SSE2 block extremes on x86-64) against a first-occurrence scan: the
+ * first NaN if there is one, else the first element at the extreme (-0 and +0 equal); 1 and 3 threads. */
+static void test_arg_arrays(uint64_t *rng)
+{
+    enum { MAXN = 9000 };
+    static float f[MAXN];
+    static double d[MAXN];
+    for (int trial = 0; trial < 2000; ++trial) {
+        const size_t n = 1 + (trial % 25 == 0 ? MAXN - 1 - check_rand(rng) % 100 : check_rand(rng) % 300);
+        const int mode = (int)(check_rand(rng) % 5);
+        for (size_t i = 0; i < n; ++i) {
+            const uint64_t r = check_rand(rng), pick = r % 1000;
+            double v;
+            switch (mode) {
+            case 0: v = pick < 500 ? -0.0 : 0.0; break;
+            case 1: v = pick < 2 ? NAN : (double)(r >> 40 & 63); break;
+            case 2: v = pick < 5 ? INFINITY : pick < 10 ? -INFINITY : (double)(r >> 40 & 1023) - 512; break;
+            case 3: v = (double)(r >> 40 & 3); break; /* ties everywhere */
+            default: memcpy(&v, &r, 8); break;
+            }
+            d[i] = v;
+            f[i] = (float)v;
+        }
+        for (int is_max = 0; is_max < 2; ++is_max) {
+            size_t wf = 0, wd = 0;
+            for (size_t i = 1; i < n && f[wf] == f[wf]; ++i)
+                if (f[i] != f[i] || (is_max ? f[i] > f[wf] : f[i] < f[wf])) wf = i;
+            for (size_t i = 1; i < n && d[wd] == d[wd]; ++i)
+                if (d[i] != d[i] || (is_max ? d[i] > d[wd] : d[i] < d[wd])) wd = i;
+            const dr_op_t op = is_max ? DR_ARGMAX : DR_ARGMIN;
+            for (int t = 1; t <= 3; t += 2) {
+                dr_partial_t o;
+                uint64_t depth;
+                memset(&o, 0xa5, sizeof o);
+                double want = dr_arg_canon_f64((double)f[wf]);
+                CHECK(dr_cpu_reduce(DR_FLOAT32, op, DR_ACC_ARG_F64, f, n, 0, t, &o, &depth) == 0 &&
+                          o.value.arg.index == wf && memcmp(&o.value.arg.value.f64, &want, 8) == 0,
+                      "float32 %s of %zu elements (mode %d, %d threads) = %a at %" PRIu64 ", expected %a at %zu",
+                      is_max ? "argmax" : "argmin", n, mode, t, o.value.arg.value.f64, o.value.arg.index, want, wf);
+                memset(&o, 0xa5, sizeof o);
+                want = dr_arg_canon_f64(d[wd]);
+                CHECK(dr_cpu_reduce(DR_FLOAT64, op, DR_ACC_ARG_F64, d, n, 0, t, &o, &depth) == 0 &&
+                          o.value.arg.index == wd && memcmp(&o.value.arg.value.f64, &want, 8) == 0,
+                      "float64 %s of %zu elements (mode %d, %d threads) = %a at %" PRIu64 ", expected %a at %zu",
+                      is_max ? "argmax" : "argmin", n, mode, t, o.value.arg.value.f64, o.value.arg.index, want, wd);
+            }
+        }
+    }
+}
+
 /* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
 static void test_nan_data(uint64_t *rng, void *buf)
 {
@@ -762,6 +812,7 @@ int main(void)
     test_merge(&rng);
     test_min_max_rules(&rng);
     test_min_max_arrays(&rng);
+    test_arg_arrays(&rng);
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
