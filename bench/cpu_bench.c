@@ -6,7 +6,9 @@
  *
  * Cases: float32 -> float64 sum and int32 -> int64 sum. The input is written by the same threads first (first-touch
  * pages local to the thread that reads them) and read once per repetition; each line gives the median and the best
- * of R repetitions in GB/s (input bytes / seconds), and the backend's median as a percentage of the ceiling's. */
+ * of R repetitions in GB/s (input bytes / seconds), and the backend's median as a percentage of the ceiling's. Then
+ * the float rows whose rules a plain loop does not have (min, max, argmin, argmax, stats of float32 and float64; the
+ * data have no NaN), each against the read loop of its type. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
@@ -56,6 +58,7 @@ static int cmp_double(const void *a, const void *b)
         return total;                                                                                          \
     }
 DR_CEILING(ceiling_f32, float, double)
+DR_CEILING(ceiling_f64, double, double)
 DR_CEILING(ceiling_i32, int32_t, int64_t)
 #undef DR_CEILING
 
@@ -159,6 +162,54 @@ int main(int argc, char **argv)
         printf("%-22s %-34s %10.2f %10.2f %8.0f%%\n", name, "dreduce CPU backend (dr_cpu_reduce)", back_s.median,
                back_s.best, 100 * back_s.median / ceil_s.median);
     }
+    /* The float rows with rules of their own, each against its type's read loop (measured again here). */
+    double *g = malloc(n * sizeof *g);
+    if (!g) {
+        fprintf(stderr, "dreduce-cpu-bench: cannot allocate %zu float64 elements\n", n);
+        return 3;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < n; ++i) {
+        g[i] = (double)((i * 2654435761u) % 100000) * 0.5 - 1000.0;
+        f[i] = (float)g[i];
+    }
+    static const struct {
+        dr_op_t op;
+        dr_acc_kind_t f32_acc, f64_acc;
+        const char *name;
+    } rows[] = {{DR_MIN, DR_ACC_F32, DR_ACC_F64, "min"},
+                {DR_MAX, DR_ACC_F32, DR_ACC_F64, "max"},
+                {DR_ARGMIN, DR_ACC_ARG_F64, DR_ACC_ARG_F64, "argmin"},
+                {DR_ARGMAX, DR_ACC_ARG_F64, DR_ACC_ARG_F64, "argmax"},
+                {DR_STATS, DR_ACC_STATS_F64, DR_ACC_STATS_F64, "stats"}};
+    for (int t = 0; t < 2; ++t) {
+        const size_t bytes = n * (t ? 8 : 4);
+        for (int r = -1; r < reps; ++r) {
+            const double t0 = now_s();
+            volatile double sink = t ? ceiling_f64(g, n, threads) : ceiling_f32(f, n, threads);
+            (void)sink;
+            if (r >= 0) sec[r] = now_s() - t0;
+        }
+        const stats_t loop = summarize(sec, reps, bytes);
+        char name[48];
+        snprintf(name, sizeof name, "%s read loop", t ? "float64" : "float32");
+        printf("%-22s %-34s %10.2f %10.2f\n", name, "ceiling: OpenMP, 8 accumulators", loop.median, loop.best);
+        for (size_t k = 0; k < sizeof rows / sizeof rows[0]; ++k) {
+            dr_partial_t out;
+            uint64_t depth = 0;
+            for (int r = -1; r < reps; ++r) {
+                const double t0 = now_s();
+                dr_cpu_reduce(t ? DR_FLOAT64 : DR_FLOAT32, rows[k].op, t ? rows[k].f64_acc : rows[k].f32_acc,
+                              t ? (void *)g : f, n, 0, threads, &out, &depth);
+                if (r >= 0) sec[r] = now_s() - t0;
+            }
+            const stats_t back = summarize(sec, reps, bytes);
+            snprintf(name, sizeof name, "%s %s", t ? "float64" : "float32", rows[k].name);
+            printf("%-22s %-34s %10.2f %10.2f %8.0f%%\n", name, "dreduce CPU backend (dr_cpu_reduce)", back.median,
+                   back.best, 100 * back.median / loop.median);
+        }
+    }
+    free(g);
     free(f);
     free(q);
     free(sec);
