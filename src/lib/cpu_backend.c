@@ -531,11 +531,33 @@ static void zero_signs(const double *v, size_t k, int *neg, int *pos)
     *pos = p;
 }
 
-/* Floats. Three loops over the block in L1: widening into xb, the sum, min and max by plain compares
+/* Floats. Three loops over the block in L1: widening into xb (not float64), the sum, min and max by plain compares
  * (sum_min_max_lanes; right whenever the block holds no NaN and its extremes are not zeros), then m2. A block whose
  * sum is NaN (a NaN, or infinities of both signs) takes min and max again by the rules (dr_min_select_f64 /
  * dr_max_select_f64: the canonical NaN, -0 below +0). A zero extreme (common: data that start at 0) needs only the
  * zeros' signs (zero_signs): the minimum is -0 where the block holds a -0, the maximum +0 where it holds a +0. */
+/* A block p[0..k) as float64: float64 itself (no copy: float64 stats 23.4 -> 31-32 GB/s on 2 cores), the others
+ * widened into xb (widening float32 in the same pass as the lanes measured slower, 12.2 against 12.9 GB/s). */
+static const double *stats_view_widen_f32(const float *p, size_t k, double *xb)
+{
+    for (size_t i = 0; i < k; ++i) xb[i] = (double)p[i];
+    return xb;
+}
+static const double *stats_view_widen_f16(const uint16_t *p, size_t k, double *xb)
+{
+    for (size_t i = 0; i < k; ++i) xb[i] = (double)dr_f16_to_f32(p[i]);
+    return xb;
+}
+static const double *stats_view_widen_bf16(const uint16_t *p, size_t k, double *xb)
+{
+    for (size_t i = 0; i < k; ++i) xb[i] = (double)dr_bf16_to_f32(p[i]);
+    return xb;
+}
+#define DR_STATS_F64_VIEW_FLOAT64(p, k, xb) (p)
+#define DR_STATS_F64_VIEW_FLOAT32(p, k, xb) stats_view_widen_f32(p, k, xb)
+#define DR_STATS_F64_VIEW_FLOAT16(p, k, xb) stats_view_widen_f16(p, k, xb)
+#define DR_STATS_F64_VIEW_BFLOAT16(p, k, xb) stats_view_widen_bf16(p, k, xb)
+
 #define DR_STATS_SLICE_STATS_F64(DT)                                                                           \
     static void slice_##DT##_STATS_STATS_F64(const void *in, size_t begin, size_t end, uint64_t base,         \
                                              dr_partial_t *out)                                                \
@@ -546,26 +568,27 @@ static void zero_signs(const double *v, size_t k, int *neg, int *pos)
         dr_stats_identity(DR_ACC_STATS_F64, s);                                                                \
         const double pinf = dr_bits_to_f64(0x7ff0000000000000ull), ninf = -pinf;                               \
         double xb[DR_STATS_BLOCK];                                                                             \
+        (void)xb; /* float64 reads its elements in place */                                                   \
         for (size_t b0 = begin; b0 < end; b0 += DR_STATS_BLOCK) {                                              \
             const size_t k = end - b0 < DR_STATS_BLOCK ? end - b0 : DR_STATS_BLOCK;                            \
-            for (size_t i = 0; i < k; ++i) xb[i] = (double)DR_WIDEN_##DT(p[b0 + i]);                           \
+            const double *xv = DR_STATS_F64_VIEW_##DT(p + b0, k, xb);                                          \
             double a[DR_CPU_LANES], lo[DR_CPU_LANES], hi[DR_CPU_LANES], q[DR_CPU_LANES];                       \
             for (int j = 0; j < DR_CPU_LANES; ++j) a[j] = 0.0, q[j] = 0.0, lo[j] = pinf, hi[j] = ninf;         \
-            sum_min_max_lanes(xb, k, a, lo, hi);                                                               \
+            sum_min_max_lanes(xv, k, a, lo, hi);                                                               \
             if (a[0] != a[0]) {                                                                                \
                 lo[0] = pinf, hi[0] = ninf;                                                                    \
                 for (size_t i = 0; i < k; ++i) {                                                               \
-                    lo[0] = dr_min_select_f64(lo[0], xb[i]);                                                   \
-                    hi[0] = dr_max_select_f64(hi[0], xb[i]);                                                   \
+                    lo[0] = dr_min_select_f64(lo[0], xv[i]);                                                   \
+                    hi[0] = dr_max_select_f64(hi[0], xv[i]);                                                   \
                 }                                                                                              \
             } else if (lo[0] == 0 || hi[0] == 0) {                                                             \
                 int neg_zero, pos_zero;                                                                        \
-                zero_signs(xb, k, &neg_zero, &pos_zero);                                                       \
+                zero_signs(xv, k, &neg_zero, &pos_zero);                                                       \
                 if (lo[0] == 0) lo[0] = neg_zero ? -0.0 : 0.0;                                                 \
                 if (hi[0] == 0) hi[0] = pos_zero ? 0.0 : -0.0;                                                 \
             }                                                                                                  \
             const double mean = a[0] / (double)k;                                                              \
-            DR_LANES_FOLD2(q, xb, k, DR_OP_SQ, DR_OP_ADD);                                                     \
+            DR_LANES_FOLD2(q, xv, k, DR_OP_SQ, DR_OP_ADD);                                                     \
             s->sum.f64 += a[0];                                                                                \
             s->min.f64 = dr_min_select_f64(s->min.f64, lo[0]);                                                 \
             s->max.f64 = dr_max_select_f64(s->max.f64, hi[0]);                                                 \
