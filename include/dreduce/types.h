@@ -157,7 +157,8 @@ typedef struct {
     uint32_t pad;   /* zero */
 } dr_exact_t;
 
-/* Statistics as a caller reads them (dreduce_stats_t in dreduce.h; made by dr_stats_result, src/common/stats.h). */
+/* Statistics as a caller reads them (dreduce_stats_t in dreduce.h; made by dr_stats_result, src/common/stats.h). A
+ * NaN in any field is the canonical one (0x7fff...ff), whichever backend and grouping made it. */
 typedef struct {
     uint64_t count;       /* elements, NaNs included */
     dr_acc_kind_t kind;   /* of min and max: DR_ACC_I64, DR_ACC_U64 or DR_ACC_F64 */

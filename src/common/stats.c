@@ -148,4 +148,10 @@ void dr_stats_result(dr_acc_kind_t k, const dr_partial_t *p, dr_stats_result_t *
     if (!isfinite(s->mean)) out->m2 = NAN;
     out->var_pop = s->count ? out->m2 / n : NAN;
     out->var_sample = s->count > 1 ? out->m2 / (n - 1.0) : NAN;
+    /* A NaN field is the canonical NaN, as min and max give it: which NaN the arithmetic left (its payload and sign:
+     * inf - inf is -NaN on x86, and the operand order of a NaN sum is the compiler's) would otherwise differ between
+     * backends, compilers and groupings, and print as "-nan". */
+    double *const fields[] = {&out->sum, &out->mean, &out->m2, &out->var_pop, &out->var_sample};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; ++i)
+        if (*fields[i] != *fields[i]) *fields[i] = dr_bits_to_f64(0x7fffffffffffffffull);
 }

@@ -568,6 +568,75 @@ static void test_arg_arrays(uint64_t *rng)
     }
 }
 
+/* Float stats on one thread against a scalar model of the slice (cpu_backend.c, "Statistics"): blocks of 256 from the
+ * start; in each, lane j sums elements j, j + 8, ... and the lanes fold as a tree (4, 2, 1), the mean is that sum over
+ * the block's count, m2 the same lanes and tree over (x - mean)^2, min and max by the rules; the blocks merge in turn
+ * (dr_stats_merge_moments) and their sums add. Every field the same bits, so a change of the lanes' or the tree's
+ * order (which changes float sums) fails here. Data of random magnitudes and signs, lengths around the block and
+ * lane sizes, float32, float64 and float16, from an aligned and an unaligned start. */
+static void test_stats_model(uint64_t *rng)
+{
+    enum { MAXN = 4200, B = 256, L = 8 };
+    static double x[MAXN + 1], buf64[MAXN + 1];
+    static float buf32[MAXN + 1];
+    static uint16_t buf16[MAXN + 1];
+    static const size_t lens[] = {1, 2, 7, 8, 9, 15, 16, 17, 40, 255, 256, 257, 263, 511, 512, 513, 1000, 4099};
+    static const dr_dtype_t types[] = {DR_FLOAT32, DR_FLOAT64, DR_FLOAT16};
+    for (int rep = 0; rep < 6; ++rep)
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; ++li)
+            for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti) {
+                const size_t n = lens[li], off = (size_t)(rep & 1);
+                const dr_dtype_t t = types[ti];
+                for (size_t i = 0; i < n; ++i) {
+                    const uint64_t r = check_rand(rng);
+                    /* float16: binades -10..10, normal numbers of its range */
+                    const int e = t == DR_FLOAT16 ? (int)(r % 21) - 10 : (int)(r % 41) - 20;
+                    double v = ldexp((double)(r >> 11) / 9007199254740992.0 + 0.5, e);
+                    if (r & 1) v = -v;
+                    buf64[off + i] = v;
+                    buf32[off + i] = (float)v;
+                    buf16[off + i] = dr_f32_to_f16_exact((float)v); /* truncated to float16's grid */
+                    x[i] = t == DR_FLOAT64 ? v : t == DR_FLOAT32 ? (double)buf32[off + i]
+                                                                 : (double)dr_f16_to_f32(buf16[off + i]);
+                }
+                dr_stats_t w;
+                dr_stats_identity(DR_ACC_STATS_F64, &w);
+                for (size_t b0 = 0; b0 < n; b0 += B) {
+                    const size_t k = n - b0 < B ? n - b0 : B;
+                    double a[L] = {0}, q[L] = {0}, lo = INFINITY, hi = -INFINITY;
+                    for (size_t i = 0; i < k; ++i) {
+                        a[i % L] += x[b0 + i];
+                        lo = dr_min_select_f64(lo, x[b0 + i]);
+                        hi = dr_max_select_f64(hi, x[b0 + i]);
+                    }
+                    for (int h = L / 2; h > 0; h /= 2)
+                        for (int j = 0; j < h; ++j) a[j] += a[j + h];
+                    const double mean = a[0] / (double)k;
+                    for (size_t i = 0; i < k; ++i) q[i % L] += (x[b0 + i] - mean) * (x[b0 + i] - mean);
+                    for (int h = L / 2; h > 0; h /= 2)
+                        for (int j = 0; j < h; ++j) q[j] += q[j + h];
+                    w.sum.f64 += a[0];
+                    w.min.f64 = dr_min_select_f64(w.min.f64, lo);
+                    w.max.f64 = dr_max_select_f64(w.max.f64, hi);
+                    dr_stats_merge_moments(&w.count, &w.mean, &w.m2, (uint64_t)k, mean, q[0]);
+                }
+                const void *in = t == DR_FLOAT64 ? (const void *)(buf64 + off)
+                                 : t == DR_FLOAT32 ? (const void *)(buf32 + off)
+                                                   : (const void *)(buf16 + off);
+                dr_partial_t o;
+                uint64_t depth;
+                memset(&o, 0xa5, sizeof o);
+                const int rc = dr_cpu_reduce(t, DR_STATS, DR_ACC_STATS_F64, in, n, 0, 1, &o, &depth);
+                const dr_stats_t *g = &o.stats;
+                CHECK(rc == 0 && g->count == w.count && memcmp(&g->sum.f64, &w.sum.f64, 8) == 0 &&
+                          memcmp(&g->mean, &w.mean, 8) == 0 && memcmp(&g->m2, &w.m2, 8) == 0 &&
+                          memcmp(&g->min.f64, &w.min.f64, 8) == 0 && memcmp(&g->max.f64, &w.max.f64, 8) == 0,
+                      "%s stats of %zu elements (start +%zu): sum %a mean %a m2 %a min %a max %a, the model's %a %a %a "
+                      "%a %a", dr_dtype_name(t), n, off, g->sum.f64, g->mean, g->m2, g->min.f64, g->max.f64,
+                      w.sum.f64, w.mean, w.m2, w.min.f64, w.max.f64);
+            }
+}
+
 /* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
 static void test_nan_data(uint64_t *rng, void *buf)
 {
@@ -813,6 +882,7 @@ int main(void)
     test_min_max_rules(&rng);
     test_min_max_arrays(&rng);
     test_arg_arrays(&rng);
+    test_stats_model(&rng);
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
