@@ -15,26 +15,7 @@
 #include <string.h>
 
 #include "dreduce.h"
-
-static int failures, cases;
-
-#define CUDA_OK(call)                                                                                          \
-    do {                                                                                                       \
-        cudaError_t e_ = (call);                                                                               \
-        if (e_ != cudaSuccess) {                                                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                                 \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
-static uint64_t rng_state;
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "library_test.h"
 
 enum { P_RANDOM = 0, P_EQUAL, P_TWO, P_SORTED, P_SKEW, P_NAN, P_INF, P_COUNT };
 static const char *const pattern_name[P_COUNT] = {"random", "equal", "two", "sorted", "skew", "nan", "inf"};
@@ -185,16 +166,8 @@ static void check_quant(const char *what, const char *label, dr_status_t rs, con
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int ngpus = 0;
-    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus == 0) {
-        if (rank == 0) printf("no GPU: skipped\n");
-        MPI_Finalize();
-        return 77;
-    }
+    if (!library_test_start(&argc, &argv, &rank, &nranks)) return 77;
     dreduce_config_t cfg;
     dreduce_config_init(&cfg);
     cfg.device = DR_DEVICE_CPU;

@@ -24,36 +24,7 @@
 #include <string.h>
 
 #include "dreduce.h"
-
-static int failures, cases;
-
-#define CUDA_OK(call)                                                                                          \
-    do {                                                                                                       \
-        cudaError_t e_ = (call);                                                                               \
-        if (e_ != cudaSuccess) {                                                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                                 \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
-#define FAIL(...)                                                                                              \
-    do {                                                                                                       \
-        ++failures;                                                                                            \
-        if (failures <= 60) {                                                                                  \
-            fprintf(stderr, "FAIL ");                                                                          \
-            fprintf(stderr, __VA_ARGS__);                                                                      \
-            fprintf(stderr, "\n");                                                                             \
-        }                                                                                                      \
-    } while (0)
-
-static uint64_t rng_state;
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "library_test.h"
 
 static uint16_t f32_to_f16_trunc(float f)
 {
@@ -289,16 +260,8 @@ static dreduce_context_t *make_ctx(MPI_Comm comm, dr_device_choice_t dev, dr_hos
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int ngpus = 0;
-    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus == 0) {
-        if (rank == 0) printf("no GPU: skipped\n");
-        MPI_Finalize();
-        return 77;
-    }
+    if (!library_test_start(&argc, &argv, &rank, &nranks)) return 77;
     static const dr_host_path_t paths[] = {DR_HOST_PATH_CPU, DR_HOST_PATH_GPU, DR_HOST_PATH_SPLIT, DR_HOST_PATH_AUTO,
                                            DR_HOST_PATH_GPU};
     static const size_t chunks[] = {0, 0, 0, 0, (size_t)1 << 20}; /* the last: GPU in 1 MiB chunks */

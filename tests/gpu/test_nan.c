@@ -23,36 +23,7 @@
 #include <string.h>
 
 #include "dreduce.h"
-
-static int failures, cases;
-
-#define CUDA_OK(call)                                                                                          \
-    do {                                                                                                       \
-        cudaError_t e_ = (call);                                                                               \
-        if (e_ != cudaSuccess) {                                                                               \
-            fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                                 \
-            exit(1);                                                                                           \
-        }                                                                                                      \
-    } while (0)
-
-#define FAIL(...)                                                                                              \
-    do {                                                                                                       \
-        ++failures;                                                                                            \
-        if (failures <= 60) {                                                                                  \
-            fprintf(stderr, "FAIL ");                                                                          \
-            fprintf(stderr, __VA_ARGS__);                                                                      \
-            fprintf(stderr, "\n");                                                                             \
-        }                                                                                                      \
-    } while (0)
-
-static uint64_t rng_state;
-static uint64_t next_u64(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "library_test.h"
 
 enum { P_NONE = 0, P_SOME, P_HALF, P_ALL, P_INF, P_COUNT };
 static const char *const pattern_name[P_COUNT] = {"no NaN", "1/97 NaN", "NaN first half", "NaN only",
@@ -230,16 +201,8 @@ static const double qs[NQ] = {0.0, 0.01, 0.25, 0.5, 1.0 / 3.0, 0.99, 1.0};
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, nranks;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    int ngpus = 0;
-    if (cudaGetDeviceCount(&ngpus) != cudaSuccess || ngpus == 0) {
-        if (rank == 0) printf("no GPU: skipped\n");
-        MPI_Finalize();
-        return 77;
-    }
+    if (!library_test_start(&argc, &argv, &rank, &nranks)) return 77;
     /* contexts: [mode][0] CPU on the whole array; [mode][1..4] GPU (blocks 128, 512, 1024, default); [mode][5] GPU
      * with pageable host buffers in 64 KiB chunks. mode 0 wide, 1 exact. */
     enum { NCTX = 6 };
