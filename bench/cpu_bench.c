@@ -22,56 +22,7 @@
 
 #include "cpu_backend.h"
 #include "parallel.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The ceiling: 8 independent accumulators per thread over its contiguous slice, then OpenMP's reduction. One body
- * for both cases, In read and added into Acc. */
-#define DR_CEILING(name, In, Acc)                                                                               \
-    static Acc name(const In *p, size_t n, int threads)                                                        \
-    {                                                                                                          \
-        Acc total = 0;                                                                                         \
-        _Pragma("omp parallel num_threads(threads) reduction(+ : total)")                                      \
-        {                                                                                                      \
-            const size_t t = (size_t)omp_get_thread_num(), k = (size_t)omp_get_num_threads();                 \
-            const size_t b = n * t / k, e = n * (t + 1) / k;                                                   \
-            Acc a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;                               \
-            size_t i = b;                                                                                      \
-            for (; i + 8 <= e; i += 8) {                                                                       \
-                a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3];                                    \
-                a4 += p[i + 4]; a5 += p[i + 5]; a6 += p[i + 6]; a7 += p[i + 7];                                \
-            }                                                                                                  \
-            for (; i < e; ++i) a0 += p[i];                                                                     \
-            total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));                                        \
-        }                                                                                                      \
-        return total;                                                                                          \
-    }
-DR_CEILING(ceiling_f32, float, double)
-DR_CEILING(ceiling_f64, double, double)
-DR_CEILING(ceiling_i32, int32_t, int64_t)
-#undef DR_CEILING
-
-typedef struct {
-    double median, best;
-} stats_t;
-
-static stats_t summarize(double *s, int reps, size_t bytes)
-{
-    qsort(s, (size_t)reps, sizeof *s, cmp_double);
-    stats_t r = {(double)bytes / s[reps / 2] / 1e9, (double)bytes / s[0] / 1e9};
-    return r;
-}
+#include "read_loop.h"
 
 /* A positive whole number in decimal digits, at most max, into *out; else 0 (a suffix such as 64Mi is not taken:
  * strtoull would read 64 and drop it). */
@@ -138,7 +89,7 @@ int main(int argc, char **argv)
             else want_i = ceiling_i32(q, n, threads);
             if (r >= 0) sec[r] = now_s() - t0;
         }
-        const stats_t ceil_s = summarize(sec, reps, bytes);
+        const rate_t ceil_s = rate_of(sec, reps, bytes);
         dr_partial_t out;
         uint64_t depth = 0;
         for (int r = -1; r < reps; ++r) {
@@ -147,7 +98,7 @@ int main(int argc, char **argv)
                           n, 0, threads, &out, &depth);
             if (r >= 0) sec[r] = now_s() - t0;
         }
-        const stats_t back_s = summarize(sec, reps, bytes);
+        const rate_t back_s = rate_of(sec, reps, bytes);
         double got_f;
         int64_t got_i;
         memcpy(&got_f, &out.value, sizeof got_f);
@@ -190,7 +141,7 @@ int main(int argc, char **argv)
             (void)sink;
             if (r >= 0) sec[r] = now_s() - t0;
         }
-        const stats_t loop = summarize(sec, reps, bytes);
+        const rate_t loop = rate_of(sec, reps, bytes);
         char name[48];
         snprintf(name, sizeof name, "%s read loop", t ? "float64" : "float32");
         printf("%-22s %-34s %10.2f %10.2f\n", name, "ceiling: OpenMP, 8 accumulators", loop.median, loop.best);
@@ -203,7 +154,7 @@ int main(int argc, char **argv)
                               t ? (void *)g : f, n, 0, threads, &out, &depth);
                 if (r >= 0) sec[r] = now_s() - t0;
             }
-            const stats_t back = summarize(sec, reps, bytes);
+            const rate_t back = rate_of(sec, reps, bytes);
             snprintf(name, sizeof name, "%s %s", t ? "float64" : "float32", rows[k].name);
             printf("%-22s %-34s %10.2f %10.2f %8.0f%%\n", name, "dreduce CPU backend (dr_cpu_reduce)", back.median,
                    back.best, 100 * back.median / loop.median);

@@ -26,54 +26,7 @@
 #include <omp.h>
 
 #include "dreduce.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The ceiling: 8 independent accumulators per thread over its contiguous slice, then OpenMP's reduction. */
-#define DR_CEILING(name, In)                                                                                   \
-    static double name(const In *p, size_t n, int threads)                                                    \
-    {                                                                                                          \
-        double total = 0;                                                                                      \
-        _Pragma("omp parallel num_threads(threads) reduction(+ : total)")                                      \
-        {                                                                                                      \
-            const size_t t = (size_t)omp_get_thread_num(), k = (size_t)omp_get_num_threads();                 \
-            const size_t b = n * t / k, e = n * (t + 1) / k;                                                   \
-            double a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0;                             \
-            size_t i = b;                                                                                      \
-            for (; i + 8 <= e; i += 8) {                                                                       \
-                a0 += p[i]; a1 += p[i + 1]; a2 += p[i + 2]; a3 += p[i + 3];                                    \
-                a4 += p[i + 4]; a5 += p[i + 5]; a6 += p[i + 6]; a7 += p[i + 7];                                \
-            }                                                                                                  \
-            for (; i < e; ++i) a0 += p[i];                                                                     \
-            total += ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7));                                        \
-        }                                                                                                      \
-        return total;                                                                                          \
-    }
-DR_CEILING(ceiling_f32, float)
-DR_CEILING(ceiling_f64, double)
-#undef DR_CEILING
-
-typedef struct {
-    double median, best; /* GB/s */
-} rate_t;
-
-static rate_t rate_of(double *sec, int reps, size_t bytes)
-{
-    qsort(sec, (size_t)reps, sizeof *sec, cmp_double);
-    rate_t r = {(double)bytes / sec[reps / 2] / 1e9, (double)bytes / sec[0] / 1e9};
-    return r;
-}
+#include "read_loop.h"
 
 static int bad;
 
