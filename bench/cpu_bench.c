@@ -8,7 +8,8 @@
  * pages local to the thread that reads them) and read once per repetition; each line gives the median and the best
  * of R repetitions in GB/s (input bytes / seconds), and the backend's median as a percentage of the ceiling's. Then
  * the float rows whose rules a plain loop does not have (min, max, argmin, argmax, stats of float32 and float64; the
- * data have no NaN), each against the read loop of its type. */
+ * data have no NaN), each against the read loop of its type; stats also with each narrower vector width of its lanes
+ * that the CPU runs (the backend takes the widest), and the report's header names the widest. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
@@ -21,6 +22,7 @@
 #include <omp.h>
 
 #include "cpu_backend.h"
+#include "cpu_lanes.h"
 #include "parallel.h"
 #include "read_loop.h"
 
@@ -35,6 +37,40 @@ static int parse_positive(const char *s, unsigned long long max, unsigned long l
     if (errno || *end || v < 1 || v > max) return 0;
     *out = v;
     return 1;
+}
+
+/* Stats again with each narrower version of the lanes this CPU runs (cpu_lanes.c; the backend uses the widest):
+ * what the vector width buys, and a check that every version gives the backend's bits. Returns 1 on a mismatch. */
+static int stats_lanes_rows(dr_dtype_t dtype, const void *in, size_t n, int threads, int reps, double *sec,
+                            size_t bytes, double loop_median, const dr_stats_t *want)
+{
+    const dr_cpu_lanes_t *widest = dr_cpu_lanes();
+    int bad = 0;
+    for (int v = 0; dr_cpu_lanes_at(v); ++v) {
+        const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
+        if (lanes == widest || dr_cpu_lanes_use(lanes) != 0) continue;
+        dr_partial_t out;
+        uint64_t depth = 0;
+        for (int r = -1; r < reps; ++r) {
+            const double t0 = now_s();
+            dr_cpu_reduce(dtype, DR_STATS, DR_ACC_STATS_F64, in, n, 0, threads, &out, &depth);
+            if (r >= 0) sec[r] = now_s() - t0;
+        }
+        const rate_t back = rate_of(sec, reps, bytes);
+        char label[48];
+        snprintf(label, sizeof label, "  the same, %s lanes", lanes->name);
+        printf("%-22s %-34s %10.2f %10.2f %8.0f%%\n", "", label, back.median, back.best, 100 * back.median / loop_median);
+        const dr_stats_t *got = &out.stats;
+        if (got->count != want->count || memcmp(&got->sum, &want->sum, sizeof got->sum) ||
+            memcmp(&got->mean, &want->mean, 8) || memcmp(&got->m2, &want->m2, 8) ||
+            memcmp(&got->min, &want->min, sizeof got->min) || memcmp(&got->max, &want->max, sizeof got->max)) {
+            printf("FAIL %s stats with %s lanes: not the bits of the %s lanes\n", dr_dtype_name(dtype), lanes->name,
+                   widest->name);
+            bad = 1;
+        }
+    }
+    dr_cpu_lanes_use(widest);
+    return bad;
 }
 
 int main(int argc, char **argv)
@@ -72,8 +108,8 @@ int main(int argc, char **argv)
         f[i] = (float)(i % 1000) * 0.5f;
         q[i] = (int32_t)(i % 2000) - 1000;
     }
-    printf("dreduce-cpu-bench: %zu elements, %d threads, median and best of %d repetitions (GB/s of input)\n", n,
-           threads, reps);
+    printf("dreduce-cpu-bench: %zu elements, %d threads, median and best of %d repetitions (GB/s of input); stats "
+           "lanes: %s\n", n, threads, reps, dr_cpu_lanes()->name);
     printf("%-22s %-34s %10s %10s %9s\n", "case", "loop", "median", "best", "of ceil");
     int bad = 0;
     for (int c = 0; c < 2; ++c) {
@@ -158,6 +194,8 @@ int main(int argc, char **argv)
             snprintf(name, sizeof name, "%s %s", t ? "float64" : "float32", rows[k].name);
             printf("%-22s %-34s %10.2f %10.2f %8.0f%%\n", name, "dreduce CPU backend (dr_cpu_reduce)", back.median,
                    back.best, 100 * back.median / loop.median);
+            if (rows[k].op == DR_STATS) bad |= stats_lanes_rows(t ? DR_FLOAT64 : DR_FLOAT32, t ? (void *)g : f, n,
+                                                                 threads, reps, sec, bytes, loop.median, &out.stats);
         }
     }
     free(g);

@@ -7,6 +7,7 @@
 #endif
 
 #include "accum.h"
+#include "cpu_lanes.h"
 #include "table.h"
 #include "parallel.h"
 
@@ -418,10 +419,10 @@ DR_ARG_TABLE
 
 /* ---- Statistics (DR_STATS_TABLE, DR_STATS_EXACT_TABLE; accum.h, "Statistics") ----
  *
- * A slice takes its elements DR_STATS_BLOCK at a time, in two passes over the block (in L1, as float64 in xb):
- * first its sum, min and max in DR_CPU_LANES lanes folded as a tree (the sum exactly for integers: in 64-bit lanes,
- * a 64-bit type's elements split into their high and low 32 bits, then 128 bits; floats in float64), then its m2
- * about its mean (sum / k, in float64) in lanes and a tree; the block (k, mean, m2) then merges into the slice's
+ * A slice takes its elements DR_STATS_BLOCK at a time, in two passes over the block (in L1): first its sum, min
+ * and max in DR_CPU_LANES lanes folded as a tree (the sum exactly for integers: in 64-bit lanes, a 64-bit type's
+ * elements split into their high and low 32 bits, then 128 bits; floats in float64), then its m2 about its mean
+ * (sum / k, in float64) in lanes and a tree (cpu_lanes.c: the same bits at every vector width); the block (k, mean, m2) then merges into the slice's
  * running moments with Chan's update (dr_stats_merge_moments), its sum into the slice's (a float64 add, or exact),
  * its min and max with DR_MIN/DR_MAX's rules in the kind's scalar (floats: dr_min_select_f64 / dr_max_select_f64 of
  * the widened values; NaN canonical, -0 below +0). Rounding depth of a slice of m elements, for the sum and for the
@@ -437,164 +438,145 @@ DR_ARG_TABLE
 #define DR_IS64_INT16 0
 #define DR_IS64_UINT16 0
 
-/* DR_CPU_LANES lanes of OP over v[0..k) into acc[0] (acc[] starts at the identity), then the lanes' tree with
- * TREE (OP itself, or a sum for OP's sums of squares). */
-#define DR_LANES_FOLD2(acc, v, k, OP, TREE)                                                                    \
+/* DR_CPU_LANES lanes of OP over v[0..k) into acc[0] (acc[] starts at the identity), then the lanes' tree. */
+#define DR_LANES_FOLD(acc, v, k, OP)                                                                           \
     do {                                                                                                       \
         size_t i_ = 0;                                                                                         \
         for (; (k) - i_ >= DR_CPU_LANES; i_ += DR_CPU_LANES)                                                   \
             for (int j_ = 0; j_ < DR_CPU_LANES; ++j_) acc[j_] = OP(acc[j_], (v)[i_ + j_]);                     \
         for (int j_ = 0; i_ < (k); ++i_, ++j_) acc[j_] = OP(acc[j_], (v)[i_]);                                 \
         for (int h_ = DR_CPU_LANES / 2; h_ > 0; h_ /= 2)                                                       \
-            for (int j_ = 0; j_ < h_; ++j_) acc[j_] = TREE(acc[j_], acc[j_ + h_]);                             \
+            for (int j_ = 0; j_ < h_; ++j_) acc[j_] = OP(acc[j_], acc[j_ + h_]);                               \
     } while (0)
-#define DR_LANES_FOLD(acc, v, k, OP) DR_LANES_FOLD2(acc, v, k, OP, OP)
 #define DR_OP_ADD(a, x) ((a) + (x))
 #define DR_OP_LT(a, x) ((x) < (a) ? (x) : (a))
 #define DR_OP_GT(a, x) ((x) > (a) ? (x) : (a))
-#define DR_OP_SQ(a, x) ((a) + ((x) - mean) * ((x) - mean))
 
-/* The lanes' sum, min and max of v[0..k) in one pass (the lanes start at the identities; folded by the caller):
- * DR_LANES_FOLD's DR_OP_ADD, DR_OP_LT and DR_OP_GT, lane j taking v[j], v[j + 8], ... Compilers vectorize the sum
- * but not `x < a ? x : a` (which IEEE's NaN and signed zeros keep from being a plain min), so on x86-64 the lanes run
- * two to an SSE2 register: _mm_min_pd(x, a) is exactly x < a ? x : a (it returns its second operand where either is
- * NaN or both are zeros), _mm_max_pd(x, a) exactly x > a ? x : a, so the lanes hold the same bits as the portable
- * loops. (Written as below; the same steps through helper macros and a separate tail function measured 25% slower.) */
-static void sum_min_max_lanes(const double *v, size_t k, double *a, double *lo, double *hi)
+/* Floats: two loops over the block in L1 (cpu_lanes.c, the widest version the CPU runs; float32 widened in the
+ * registers, float16 and bfloat16 widened into xb first): the sum, min and max by plain compares (right whenever the
+ * block holds no NaN and its extremes are not zeros), then m2. A block whose sum is NaN (a NaN, or infinities of both
+ * signs) takes min and max again by the rules (dr_min_select_f64 / dr_max_select_f64: the canonical NaN, -0 below
+ * +0). A zero extreme (common: data that start at 0) needs only the sign bits, read in place: a block whose minimum
+ * is a zero has no element below it, so its elements with the sign bit are exactly its -0s (the minimum is -0 where
+ * any element has it); a block whose maximum is a zero, likewise, has a +0 where any element lacks it. */
+#define DR_SIGN_BITS(T, BITS, x, k, any, all)                                                                  \
+    do {                                                                                                       \
+        BITS or_ = 0, and_ = (BITS)~(BITS)0;                                                                   \
+        for (size_t i_ = 0; i_ < (k); ++i_) {                                                                  \
+            BITS b_;                                                                                           \
+            memcpy(&b_, &(x)[i_], sizeof b_);                                                                  \
+            or_ |= b_, and_ &= b_;                                                                             \
+        }                                                                                                      \
+        (any) = (int)(or_ >> (8 * sizeof(BITS) - 1)), (all) = (int)(and_ >> (8 * sizeof(BITS) - 1));            \
+    } while (0)
+#define DR_FIX_ZERO_EXTREMES(T, BITS, x, k, lo, hi)                                                            \
+    do {                                                                                                       \
+        int any_, all_;                                                                                        \
+        DR_SIGN_BITS(T, BITS, x, k, any_, all_);                                                               \
+        if (*(lo) == 0) *(lo) = any_ ? -0.0 : 0.0;                                                             \
+        if (*(hi) == 0) *(hi) = all_ ? -0.0 : 0.0;                                                             \
+    } while (0)
+
+/* A NaN sum: the block's min and max again, by the rules. */
+static void stats_rule_extremes(const double *x, size_t k, double *lo, double *hi)
 {
-    size_t i = 0;
-#if defined(__SSE2__) && DR_CPU_LANES == 8
-    __m128d s[4], l[4], h[4];
-    for (int r = 0; r < 4; ++r) {
-        s[r] = _mm_loadu_pd(a + 2 * r);
-        l[r] = _mm_loadu_pd(lo + 2 * r);
-        h[r] = _mm_loadu_pd(hi + 2 * r);
+    *lo = dr_bits_to_f64(0x7ff0000000000000ull), *hi = -*lo;
+    for (size_t i = 0; i < k; ++i) {
+        *lo = dr_min_select_f64(*lo, x[i]);
+        *hi = dr_max_select_f64(*hi, x[i]);
     }
-    for (; k - i >= DR_CPU_LANES; i += DR_CPU_LANES)
-        for (int r = 0; r < 4; ++r) {
-            const __m128d x = _mm_loadu_pd(v + i + 2 * r);
-            s[r] = _mm_add_pd(s[r], x);
-            l[r] = _mm_min_pd(x, l[r]);
-            h[r] = _mm_max_pd(x, h[r]);
-        }
-    for (int r = 0; r < 4; ++r) {
-        _mm_storeu_pd(a + 2 * r, s[r]);
-        _mm_storeu_pd(lo + 2 * r, l[r]);
-        _mm_storeu_pd(hi + 2 * r, h[r]);
-    }
-#else
-    for (; k - i >= DR_CPU_LANES; i += DR_CPU_LANES)
-        for (int j = 0; j < DR_CPU_LANES; ++j) {
-            a[j] = DR_OP_ADD(a[j], v[i + j]);
-            lo[j] = DR_OP_LT(lo[j], v[i + j]);
-            hi[j] = DR_OP_GT(hi[j], v[i + j]);
-        }
-#endif
-    for (int j = 0; i < k; ++i, ++j) {
-        a[j] = DR_OP_ADD(a[j], v[i]);
-        lo[j] = DR_OP_LT(lo[j], v[i]);
-        hi[j] = DR_OP_GT(hi[j], v[i]);
-    }
-    for (int h_ = DR_CPU_LANES / 2; h_ > 0; h_ /= 2)
-        for (int j = 0; j < h_; ++j) {
-            a[j] = DR_OP_ADD(a[j], a[j + h_]);
-            lo[j] = DR_OP_LT(lo[j], lo[j + h_]);
-            hi[j] = DR_OP_GT(hi[j], hi[j + h_]);
-        }
 }
 
-/* Whether v[0..k) holds a -0 (*neg) and a +0 (*pos). On x86-64 two elements at a time (SSE2 has no 64-bit integer
- * compare, so a compiler keeps the bit-pattern loop scalar): an element equal to 0 keeps its bits in `neg` (a sign
- * bit there is a -0) and its bits with the sign flipped in `pos` (a sign bit there is a +0). */
-static void zero_signs(const double *v, size_t k, int *neg, int *pos)
+static void stats_merge_block(dr_stats_t *s, size_t k, double sum, double lo, double hi, double mean, double m2)
 {
-    size_t i = 0;
-    int n = 0, p = 0;
-#if defined(__SSE2__)
-    const __m128d zero = _mm_setzero_pd(), sign = _mm_set1_pd(-0.0);
-    __m128d an = zero, ap = zero;
-    for (; k - i >= 2; i += 2) {
-        const __m128d x = _mm_loadu_pd(v + i), is0 = _mm_cmpeq_pd(x, zero);
-        an = _mm_or_pd(an, _mm_and_pd(is0, x));
-        ap = _mm_or_pd(ap, _mm_and_pd(is0, _mm_xor_pd(x, sign)));
-    }
-    n = _mm_movemask_pd(an) != 0;
-    p = _mm_movemask_pd(ap) != 0;
-#endif
-    for (; i < k; ++i) {
-        uint64_t b;
-        memcpy(&b, &v[i], sizeof b);
-        n |= b == 0x8000000000000000ull;
-        p |= b == 0;
-    }
-    *neg = n;
-    *pos = p;
+    s->sum.f64 += sum;
+    s->min.f64 = dr_min_select_f64(s->min.f64, lo);
+    s->max.f64 = dr_max_select_f64(s->max.f64, hi);
+    dr_stats_merge_moments(&s->count, &s->mean, &s->m2, (uint64_t)k, mean, m2);
 }
 
-/* Floats. Three loops over the block in L1: widening into xb (not float64), the sum, min and max by plain compares
- * (sum_min_max_lanes; right whenever the block holds no NaN and its extremes are not zeros), then m2. A block whose
- * sum is NaN (a NaN, or infinities of both signs) takes min and max again by the rules (dr_min_select_f64 /
- * dr_max_select_f64: the canonical NaN, -0 below +0). A zero extreme (common: data that start at 0) needs only the
- * zeros' signs (zero_signs): the minimum is -0 where the block holds a -0, the maximum +0 where it holds a +0. */
-/* A block p[0..k) as float64: float64 itself (no copy: float64 stats 23.4 -> 31-32 GB/s on 2 cores), the others
- * widened into xb (widening float32 in the same pass as the lanes measured slower, 12.2 against 12.9 GB/s). */
-static const double *stats_view_widen_f32(const float *p, size_t k, double *xb)
+static void stats_fix_f64(const double *x, size_t k, double sum, double *lo, double *hi, double *scratch)
 {
-    for (size_t i = 0; i < k; ++i) xb[i] = (double)p[i];
-    return xb;
+    (void)scratch;
+    if (sum != sum) stats_rule_extremes(x, k, lo, hi);
+    else if (*lo == 0 || *hi == 0) DR_FIX_ZERO_EXTREMES(double, uint64_t, x, k, lo, hi);
 }
-static const double *stats_view_widen_f16(const uint16_t *p, size_t k, double *xb)
-{
-    for (size_t i = 0; i < k; ++i) xb[i] = (double)dr_f16_to_f32(p[i]);
-    return xb;
-}
-static const double *stats_view_widen_bf16(const uint16_t *p, size_t k, double *xb)
-{
-    for (size_t i = 0; i < k; ++i) xb[i] = (double)dr_bf16_to_f32(p[i]);
-    return xb;
-}
-#define DR_STATS_F64_VIEW_FLOAT64(p, k, xb) (p)
-#define DR_STATS_F64_VIEW_FLOAT32(p, k, xb) stats_view_widen_f32(p, k, xb)
-#define DR_STATS_F64_VIEW_FLOAT16(p, k, xb) stats_view_widen_f16(p, k, xb)
-#define DR_STATS_F64_VIEW_BFLOAT16(p, k, xb) stats_view_widen_bf16(p, k, xb)
 
-#define DR_STATS_SLICE_STATS_F64(DT)                                                                           \
+/* float32 is read in place (widened in the registers; widening it into a buffer first measured slower once the loops
+ * were AVX wide); the rare block with a NaN sum is widened into scratch for the rules. */
+static void stats_fix_f32(const float *x, size_t k, double sum, double *lo, double *hi, double *scratch)
+{
+    if (sum != sum) {
+        for (size_t i = 0; i < k; ++i) scratch[i] = (double)x[i];
+        stats_rule_extremes(scratch, k, lo, hi);
+    } else if (*lo == 0 || *hi == 0) {
+        DR_FIX_ZERO_EXTREMES(float, uint32_t, x, k, lo, hi);
+    }
+}
+
+/* A block of the input as the lanes read it: float64 and float32 in place, the 16-bit floats widened into buf. */
+static const double *stats_view_f64(const double *p, size_t k, double *buf)
+{
+    (void)k, (void)buf;
+    return p;
+}
+static const float *stats_view_f32(const float *p, size_t k, double *buf)
+{
+    (void)k, (void)buf;
+    return p;
+}
+static const double *stats_view_f16(const uint16_t *p, size_t k, double *buf)
+{
+    for (size_t i = 0; i < k; ++i) buf[i] = (double)dr_f16_to_f32(p[i]);
+    return buf;
+}
+static const double *stats_view_bf16(const uint16_t *p, size_t k, double *buf)
+{
+    for (size_t i = 0; i < k; ++i) buf[i] = (double)dr_bf16_to_f32(p[i]);
+    return buf;
+}
+
+/* The slice's blocks in a pipeline: each call to the lanes takes one block's m2 and the next block's sum, min and
+ * max together (m2_smm), so the core is never waiting on one block's chain of adds alone. IN the input's element,
+ * LT the lanes' (float or double), SUF the lanes' functions, VIEW and FIX above. A 16-bit block is widened into one
+ * of two buffers, the other holding the block whose m2 is still to come. */
+#define DR_STATS_PIPELINE(DT, IN, LT, SUF, VIEW, FIX)                                                          \
     static void slice_##DT##_STATS_STATS_F64(const void *in, size_t begin, size_t end, uint64_t base,         \
                                              dr_partial_t *out)                                                \
     {                                                                                                          \
         (void)base;                                                                                            \
-        const dr_in_##DT *p = in;                                                                              \
+        const IN *p = in;                                                                                      \
+        const dr_cpu_lanes_t *lanes = dr_cpu_lanes();                                                          \
         dr_stats_t *s = &out->stats;                                                                           \
         dr_stats_identity(DR_ACC_STATS_F64, s);                                                                \
-        const double pinf = dr_bits_to_f64(0x7ff0000000000000ull), ninf = -pinf;                               \
-        double xb[DR_STATS_BLOCK];                                                                             \
-        (void)xb; /* float64 reads its elements in place */                                                   \
-        for (size_t b0 = begin; b0 < end; b0 += DR_STATS_BLOCK) {                                              \
-            const size_t k = end - b0 < DR_STATS_BLOCK ? end - b0 : DR_STATS_BLOCK;                            \
-            const double *xv = DR_STATS_F64_VIEW_##DT(p + b0, k, xb);                                          \
-            double a[DR_CPU_LANES], lo[DR_CPU_LANES], hi[DR_CPU_LANES], q[DR_CPU_LANES];                       \
-            for (int j = 0; j < DR_CPU_LANES; ++j) a[j] = 0.0, q[j] = 0.0, lo[j] = pinf, hi[j] = ninf;         \
-            sum_min_max_lanes(xv, k, a, lo, hi);                                                               \
-            if (a[0] != a[0]) {                                                                                \
-                lo[0] = pinf, hi[0] = ninf;                                                                    \
-                for (size_t i = 0; i < k; ++i) {                                                               \
-                    lo[0] = dr_min_select_f64(lo[0], xv[i]);                                                   \
-                    hi[0] = dr_max_select_f64(hi[0], xv[i]);                                                   \
-                }                                                                                              \
-            } else if (lo[0] == 0 || hi[0] == 0) {                                                             \
-                int neg_zero, pos_zero;                                                                        \
-                zero_signs(xv, k, &neg_zero, &pos_zero);                                                       \
-                if (lo[0] == 0) lo[0] = neg_zero ? -0.0 : 0.0;                                                 \
-                if (hi[0] == 0) hi[0] = pos_zero ? 0.0 : -0.0;                                                 \
+        if (begin >= end) return;                                                                              \
+        double buf[2][DR_STATS_BLOCK];                                                                         \
+        int w = 0;                                                                                             \
+        size_t b0 = begin, k = end - b0 < DR_STATS_BLOCK ? end - b0 : DR_STATS_BLOCK;                          \
+        const LT *x = VIEW(p + b0, k, buf[w]);                                                                 \
+        double sum, lo, hi;                                                                                    \
+        lanes->sum_min_max_##SUF(x, k, &sum, &lo, &hi);                                                        \
+        for (;;) {                                                                                             \
+            FIX(x, k, sum, &lo, &hi, buf[w]);                                                                  \
+            const double mean = sum / (double)k;                                                               \
+            const size_t b1 = b0 + k;                                                                          \
+            if (b1 == end) {                                                                                   \
+                stats_merge_block(s, k, sum, lo, hi, mean, lanes->m2_##SUF(x, k, mean));                       \
+                return;                                                                                        \
             }                                                                                                  \
-            const double mean = a[0] / (double)k;                                                              \
-            DR_LANES_FOLD2(q, xv, k, DR_OP_SQ, DR_OP_ADD);                                                     \
-            s->sum.f64 += a[0];                                                                                \
-            s->min.f64 = dr_min_select_f64(s->min.f64, lo[0]);                                                 \
-            s->max.f64 = dr_max_select_f64(s->max.f64, hi[0]);                                                 \
-            dr_stats_merge_moments(&s->count, &s->mean, &s->m2, (uint64_t)k, mean, q[0]);                      \
+            const size_t k1 = end - b1 < DR_STATS_BLOCK ? end - b1 : DR_STATS_BLOCK;                           \
+            const LT *x1 = VIEW(p + b1, k1, buf[!w]);                                                          \
+            double sum1, lo1, hi1;                                                                             \
+            const double m2 = lanes->m2_smm_##SUF(x, k, mean, x1, k1, &sum1, &lo1, &hi1);                      \
+            stats_merge_block(s, k, sum, lo, hi, mean, m2);                                                    \
+            b0 = b1, k = k1, x = x1, w = !w, sum = sum1, lo = lo1, hi = hi1;                                   \
         }                                                                                                      \
     }
+#define DR_STATS_SLICE_STATS_F64(DT) DR_STATS_SLICE_F64_##DT
+#define DR_STATS_SLICE_F64_FLOAT64 DR_STATS_PIPELINE(FLOAT64, double, double, f64, stats_view_f64, stats_fix_f64)
+#define DR_STATS_SLICE_F64_FLOAT32 DR_STATS_PIPELINE(FLOAT32, float, float, f32, stats_view_f32, stats_fix_f32)
+#define DR_STATS_SLICE_F64_FLOAT16 DR_STATS_PIPELINE(FLOAT16, uint16_t, double, f64, stats_view_f16, stats_fix_f64)
+#define DR_STATS_SLICE_F64_BFLOAT16 DR_STATS_PIPELINE(BFLOAT16, uint16_t, double, f64, stats_view_bf16, stats_fix_f64)
 
 /* Integers: SUM_T the lanes' exact sums (int64_t or uint64_t), F the kind's scalar field. A 64-bit type's block sum
  * is its high halves' sum times 2^32 plus its low halves' (each below 2^38 over 64 elements). */
@@ -609,6 +591,7 @@ static const double *stats_view_widen_bf16(const uint16_t *p, size_t k, double *
         const T *p = in;                                                                                       \
         dr_stats_t *s = &out->stats;                                                                           \
         dr_stats_identity(DR_ACC_##ACC, s);                                                                    \
+        const dr_cpu_lanes_t *lanes = dr_cpu_lanes();                                                          \
         double xb[DR_STATS_BLOCK];                                                                             \
         SUM_T wb[DR_STATS_BLOCK];                                                                              \
         for (size_t b0 = begin; b0 < end; b0 += DR_STATS_BLOCK) {                                              \
@@ -617,8 +600,7 @@ static const double *stats_view_widen_bf16(const uint16_t *p, size_t k, double *
             SUM_T a[DR_CPU_LANES];                                                                             \
             uint64_t a_lo[DR_CPU_LANES];                                                                       \
             T lo[DR_CPU_LANES], hi[DR_CPU_LANES];                                                              \
-            double q[DR_CPU_LANES];                                                                            \
-            for (int j = 0; j < DR_CPU_LANES; ++j) a[j] = 0, a_lo[j] = 0, lo[j] = hi[j] = x[0], q[j] = 0.0;    \
+            for (int j = 0; j < DR_CPU_LANES; ++j) a[j] = 0, a_lo[j] = 0, lo[j] = hi[j] = x[0];                \
             DR_LANES_FOLD(lo, x, k, DR_OP_LT);                                                                 \
             DR_LANES_FOLD(hi, x, k, DR_OP_GT);                                                                 \
             __int128 bsum;                                                                                     \
@@ -635,14 +617,14 @@ static const double *stats_view_widen_bf16(const uint16_t *p, size_t k, double *
             }                                                                                                  \
             for (size_t i = 0; i < k; ++i) xb[i] = (double)x[i];                                               \
             const double mean = (double)bsum / (double)k;                                                      \
-            DR_LANES_FOLD2(q, xb, k, DR_OP_SQ, DR_OP_ADD);                                                     \
+            const double m2 = lanes->m2_f64(xb, k, mean);                                                      \
             dr_int128_t b128;                                                                                  \
             b128.lo = (uint64_t)bsum;                                                                          \
             b128.hi = (uint64_t)(bsum >> 64);                                                                  \
             dr_i128_add(&s->sum.i128, b128);                                                                   \
             s->min.F = dr_min_##OF(s->min.F, (SUM_T)lo[0]);                                                    \
             s->max.F = dr_max_##OF(s->max.F, (SUM_T)hi[0]);                                                    \
-            dr_stats_merge_moments(&s->count, &s->mean, &s->m2, (uint64_t)k, mean, q[0]);                      \
+            dr_stats_merge_moments(&s->count, &s->mean, &s->m2, (uint64_t)k, mean, m2);                        \
         }                                                                                                      \
     }
 #define DR_STATS_SLICE_STATS_I64(DT) DR_STATS_SLICE_INT(DT, STATS_I64, int64_t, i64, i64)

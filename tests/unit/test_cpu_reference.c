@@ -6,6 +6,7 @@
 
 #include "check.h"
 #include "cpu_backend.h"
+#include "cpu_lanes.h"
 #include "options.h"
 #include "accum.h"
 #include "datagen.h"
@@ -572,7 +573,7 @@ static void test_arg_arrays(uint64_t *rng)
  * start; in each, lane j sums elements j, j + 8, ... and the lanes fold as a tree (4, 2, 1), the mean is that sum over
  * the block's count, m2 the same lanes and tree over (x - mean)^2, min and max by the rules; the blocks merge in turn
  * (dr_stats_merge_moments) and their sums add. Every field the same bits, so a change of the lanes' or the tree's
- * order (which changes float sums) fails here. Data of random magnitudes and signs, lengths around the block and
+ * order (which changes float sums) fails here; through every version of the lanes this CPU runs (cpu_lanes.c). Data of random magnitudes and signs, lengths around the block and
  * lane sizes, float32, float64 and float16, from an aligned and an unaligned start. */
 static void test_stats_model(uint64_t *rng)
 {
@@ -582,6 +583,7 @@ static void test_stats_model(uint64_t *rng)
     static uint16_t buf16[MAXN + 1];
     static const size_t lens[] = {1, 2, 7, 8, 9, 15, 16, 17, 40, 255, 256, 257, 263, 511, 512, 513, 1000, 4099};
     static const dr_dtype_t types[] = {DR_FLOAT32, DR_FLOAT64, DR_FLOAT16};
+    const dr_cpu_lanes_t *widest = dr_cpu_lanes();
     for (int rep = 0; rep < 6; ++rep)
         for (size_t li = 0; li < sizeof lens / sizeof lens[0]; ++li)
             for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ++ti) {
@@ -623,18 +625,86 @@ static void test_stats_model(uint64_t *rng)
                 const void *in = t == DR_FLOAT64 ? (const void *)(buf64 + off)
                                  : t == DR_FLOAT32 ? (const void *)(buf32 + off)
                                                    : (const void *)(buf16 + off);
-                dr_partial_t o;
-                uint64_t depth;
-                memset(&o, 0xa5, sizeof o);
-                const int rc = dr_cpu_reduce(t, DR_STATS, DR_ACC_STATS_F64, in, n, 0, 1, &o, &depth);
-                const dr_stats_t *g = &o.stats;
-                CHECK(rc == 0 && g->count == w.count && memcmp(&g->sum.f64, &w.sum.f64, 8) == 0 &&
-                          memcmp(&g->mean, &w.mean, 8) == 0 && memcmp(&g->m2, &w.m2, 8) == 0 &&
-                          memcmp(&g->min.f64, &w.min.f64, 8) == 0 && memcmp(&g->max.f64, &w.max.f64, 8) == 0,
-                      "%s stats of %zu elements (start +%zu): sum %a mean %a m2 %a min %a max %a, the model's %a %a %a "
-                      "%a %a", dr_dtype_name(t), n, off, g->sum.f64, g->mean, g->m2, g->min.f64, g->max.f64,
-                      w.sum.f64, w.mean, w.m2, w.min.f64, w.max.f64);
+                for (int v = 0; dr_cpu_lanes_at(v); ++v) {
+                    const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
+                    if (dr_cpu_lanes_use(lanes) != 0) continue; /* not on this CPU */
+                    dr_partial_t o;
+                    uint64_t depth;
+                    memset(&o, 0xa5, sizeof o);
+                    const int rc = dr_cpu_reduce(t, DR_STATS, DR_ACC_STATS_F64, in, n, 0, 1, &o, &depth);
+                    const dr_stats_t *g = &o.stats;
+                    CHECK(rc == 0 && g->count == w.count && memcmp(&g->sum.f64, &w.sum.f64, 8) == 0 &&
+                              memcmp(&g->mean, &w.mean, 8) == 0 && memcmp(&g->m2, &w.m2, 8) == 0 &&
+                              memcmp(&g->min.f64, &w.min.f64, 8) == 0 && memcmp(&g->max.f64, &w.max.f64, 8) == 0,
+                          "%s stats of %zu elements (start +%zu, %s lanes): sum %a mean %a m2 %a min %a max %a, the "
+                          "model's %a %a %a %a %a", dr_dtype_name(t), n, off, lanes->name, g->sum.f64, g->mean, g->m2,
+                          g->min.f64, g->max.f64, w.sum.f64, w.mean, w.m2, w.min.f64, w.max.f64);
+                }
+                dr_cpu_lanes_use(widest);
             }
+}
+
+/* Stats of data with the values the rules are about (NaN, +-inf, -0 and +0, subnormals) and of integers, through
+ * every version of the lanes this CPU runs (cpu_lanes.c) on 1 and 3 threads: every field the bits of the portable
+ * version's (which test_stats_model and the whole-array min/max tests check against models). */
+static void test_stats_lanes_specials(uint64_t *rng)
+{
+    enum { MAXN = 3000 };
+    static double d[MAXN];
+    static float f[MAXN];
+    static int64_t q[MAXN];
+    static uint16_t h[MAXN];
+    const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 4.9e-324, -2.5e-310, 1e-40, 3.0};
+    const dr_cpu_lanes_t *portable = dr_cpu_lanes_at(0), *widest = dr_cpu_lanes();
+    static const struct {
+        dr_dtype_t t;
+        dr_acc_kind_t acc;
+    } rows[] = {{DR_FLOAT64, DR_ACC_STATS_F64},  {DR_FLOAT32, DR_ACC_STATS_F64}, {DR_FLOAT16, DR_ACC_STATS_F64},
+                {DR_BFLOAT16, DR_ACC_STATS_F64}, {DR_INT64, DR_ACC_STATS_I64},   {DR_FLOAT32, DR_ACC_STATS_EXACT}};
+    for (int rep = 0; rep < 40; ++rep) {
+        const size_t n = 1 + (size_t)(check_rand(rng) % MAXN);
+        /* a few specials (rep % 4 == 0: none), zeros alone (rep % 4 == 1), or also non-negative data (rep % 4 == 2) */
+        const int mode = rep % 4;
+        for (size_t i = 0; i < n; ++i) {
+            const uint64_t r = check_rand(rng);
+            double v = ldexp((double)(r >> 11) / 9007199254740992.0, (int)(r % 9) - 4);
+            if (mode != 2 && (r & 1)) v = -v;
+            if (mode == 1 && r % 5 == 0) v = (r & 2) ? -0.0 : 0.0;
+            if (mode == 3 && r % 97 == 0) v = specials[(r >> 8) % (sizeof specials / sizeof specials[0])];
+            d[i] = v;
+            f[i] = (float)v;
+            h[i] = dr_f32_to_bits((float)v) >> 16;
+            q[i] = (int64_t)(r >> 1) - (int64_t)(UINT64_C(1) << 62);
+        }
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ++ri) {
+            const dr_dtype_t t = rows[ri].t;
+            const void *in = t == DR_FLOAT64 ? (const void *)d : t == DR_FLOAT32 ? (const void *)f
+                             : t == DR_INT64 ? (const void *)q : (const void *)h;
+            for (int threads = 1; threads <= 3; threads += 2) {
+                dr_partial_t want, got;
+                uint64_t depth;
+                memset(&want, 0xa5, sizeof want);
+                dr_cpu_lanes_use(portable);
+                CHECK(dr_cpu_reduce(t, DR_STATS, rows[ri].acc, in, n, 0, threads, &want, &depth) == 0,
+                      "%s stats (acc %d) of %zu elements failed", dr_dtype_name(t), (int)rows[ri].acc, n);
+                for (int v = 1; dr_cpu_lanes_at(v); ++v) {
+                    const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
+                    if (dr_cpu_lanes_use(lanes) != 0) continue;
+                    memset(&got, 0x5a, sizeof got);
+                    dr_cpu_reduce(t, DR_STATS, rows[ri].acc, in, n, 0, threads, &got, &depth);
+                    const dr_stats_t *g = rows[ri].acc == DR_ACC_STATS_EXACT ? &got.stats_exact.stats : &got.stats;
+                    const dr_stats_t *w = rows[ri].acc == DR_ACC_STATS_EXACT ? &want.stats_exact.stats : &want.stats;
+                    CHECK(g->count == w->count && !memcmp(&g->sum, &w->sum, sizeof g->sum) &&
+                              !memcmp(&g->mean, &w->mean, 8) && !memcmp(&g->m2, &w->m2, 8) &&
+                              !memcmp(&g->min, &w->min, sizeof g->min) && !memcmp(&g->max, &w->max, sizeof g->max),
+                          "%s stats (acc %d, mode %d) of %zu elements on %d threads with %s lanes: mean %a m2 %a min "
+                          "%a max %a; portable: %a %a %a %a", dr_dtype_name(t), (int)rows[ri].acc, mode, n, threads,
+                          lanes->name, g->mean, g->m2, g->min.f64, g->max.f64, w->mean, w->m2, w->min.f64, w->max.f64);
+                }
+            }
+        }
+    }
+    dr_cpu_lanes_use(widest);
 }
 
 /* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
@@ -883,6 +953,7 @@ int main(void)
     test_min_max_arrays(&rng);
     test_arg_arrays(&rng);
     test_stats_model(&rng);
+    test_stats_lanes_specials(&rng);
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
