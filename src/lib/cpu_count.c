@@ -1,67 +1,50 @@
 /* The CPU backend's counting passes (cpu_count.h): each thread counts a contiguous slice into counts of its own,
- * summed in thread order at the end (counts are integers: the order changes nothing). */
+ * summed in thread order at the end (counts are integers: the order changes nothing).
+ *
+ * A slice goes DR_COUNT_BLOCK elements at a time, in two loops over the block in L1: the first computes each
+ * element's slot (a histogram's bin by the fast estimate, or -1 where the element needs the edges; a digit pass's
+ * key) branch-free, so that compilers vectorize it; the second adds the counts, taking the exact rules
+ * (distrib.h's dr_hist_bin_*) for the few elements the first left undecided. An element's slot is the one the
+ * shared functions give it: the fast estimate is theirs, computed the same way, and used only where they would use
+ * it. Where the counts are small (DR_COUNT_COPIES_MAX_WORDS), a thread keeps DR_COUNT_COPIES copies and element i
+ * adds to copy i % DR_COUNT_COPIES: data in one bin (skewed histograms; the leading digit of data in one binade)
+ * would otherwise be one chain of increments of one counter, each waiting for the last. */
 #include "cpu_count.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dtype.h"
 #include "parallel.h"
 
 /* Bytes of per-thread counts we allow before counting on fewer threads (a histogram of 2^24 bins is 128 MiB of
  * counts per thread). */
 #define DR_COUNT_PRIVATE_BYTES ((size_t)256 << 20)
+#define DR_COUNT_BLOCK 512
+#define DR_COUNT_COPIES 4 /* a power of two */
+#define DR_COUNT_COPIES_MAX_WORDS 8192 /* 4 copies of 64 KiB: in L2 */
+#define DR_COUNT_SPILL 16                /* a power of two */
+
+typedef struct {
+    void *buf;
+    size_t cap;          /* elements */
+    _Atomic size_t pos;  /* the next free element */
+    _Atomic int overflow; /* more elements in play than cap */
+    int sparse;           /* at most 1 in 32 in play: gathered with a branch (mostly predicted: not in play) */
+} keep_t;
 
 typedef struct {
     const dr_count_pass_t *p;
     const void *edges;
     const void *in;
-    size_t n, words;
-    uint64_t *priv; /* nthreads x words */
+    size_t n, stride, copies;
+    uint64_t *priv; /* nthreads x stride: each thread's words x copies counts (a count's copies side by side), then
+                       DR_COUNT_SPILL for a digit pass's elements out of play */
+    keep_t *keep; /* a digit pass that keeps its elements in play (cpu_count.h); NULL: none */
 } count_job_t;
 
-/* The key of element i of each type, and whether it is NaN (floats only). */
-#define KEY_U8(x) ((uint64_t)(x))
-#define KEY_I8(x) ((uint64_t)(uint8_t)((uint8_t)(x) ^ 0x80u))
-#define KEY_U16(x) ((uint64_t)(x))
-#define KEY_I16(x) ((uint64_t)(uint16_t)((uint16_t)(x) ^ 0x8000u))
-#define KEY_U32(x) ((uint64_t)(x))
-#define KEY_I32(x) ((uint64_t)((uint32_t)(x) ^ 0x80000000u))
-#define KEY_U64(x) ((uint64_t)(x))
-#define KEY_I64(x) ((uint64_t)(x) ^ 0x8000000000000000ull)
-
-static void count_digits(const dr_count_pass_t *p, const void *in, size_t b, size_t e, uint64_t *c)
-{
-    const uint64_t nan_at = dr_count_words(p) - 1;
-#define DIGIT_LOOP(T, KEY, IS_NAN)                                                                             \
-    do {                                                                                                       \
-        const T *x = (const T *)in;                                                                            \
-        for (size_t i = b; i < e; ++i) {                                                                       \
-            const uint64_t k = KEY(x[i]);                                                                      \
-            if (IS_NAN) {                                                                                      \
-                ++c[nan_at];                                                                                   \
-                continue;                                                                                      \
-            }                                                                                                  \
-            const int g = dr_count_group(p, k);                                                                \
-            if (g >= 0) ++c[((uint64_t)g << p->width) | dr_count_digit(p, k)];                                 \
-        }                                                                                                      \
-    } while (0)
-    switch ((dr_dtype_t)p->dtype) {
-    case DR_INT8: DIGIT_LOOP(int8_t, KEY_I8, 0); break;
-    case DR_UINT8: DIGIT_LOOP(uint8_t, KEY_U8, 0); break;
-    case DR_INT16: DIGIT_LOOP(int16_t, KEY_I16, 0); break;
-    case DR_UINT16: DIGIT_LOOP(uint16_t, KEY_U16, 0); break;
-    case DR_INT32: DIGIT_LOOP(int32_t, KEY_I32, 0); break;
-    case DR_UINT32: DIGIT_LOOP(uint32_t, KEY_U32, 0); break;
-    case DR_INT64: DIGIT_LOOP(int64_t, KEY_I64, 0); break;
-    case DR_UINT64: DIGIT_LOOP(uint64_t, KEY_U64, 0); break;
-    case DR_FLOAT16: DIGIT_LOOP(uint16_t, dr_key_f16, k == 0xffffu); break;
-    case DR_BFLOAT16: DIGIT_LOOP(uint16_t, dr_key_bf16, k == 0xffffu); break;
-    case DR_FLOAT32: DIGIT_LOOP(uint32_t, dr_key_f32, k == 0xffffffffu); break;
-    case DR_FLOAT64: DIGIT_LOOP(uint64_t, dr_key_f64, k == ~0ull); break;
-    default: break;
-    }
-#undef DIGIT_LOOP
-}
+/* ---- Histograms ---- */
 
 /* One bin index to its count slot: the bins, then below, above and NaN. */
 static inline uint64_t hist_slot(int64_t bin, uint32_t bins)
@@ -69,32 +52,226 @@ static inline uint64_t hist_slot(int64_t bin, uint32_t bins)
     return bin >= 0 ? (uint64_t)bin : (uint64_t)bins + (uint64_t)(-bin - 1);
 }
 
-static void count_hist(const dr_count_pass_t *p, const void *edges, const void *in, size_t b, size_t e, uint64_t *c)
+/* The fast estimate of dr_hist_bin_f16/f32 (FT float) and dr_hist_bin_f64 (FT double) for v[0..m): slot[i] the count
+ * slot (hist_slot) where the rules take the estimate as it is or the element is below, above or NaN; -1 for an
+ * element in range whose estimate is near a whole number (the rules then look at the edges). An element outside
+ * [first, last] (or NaN: every compare false) has its estimate replaced by 0 before the conversion, so that the
+ * conversion never sees a value an int cannot hold. */
+#define DR_HIST_FAST(FT, h, v, m, slot)                                                                        \
+    do {                                                                                                       \
+        const FT first_ = (FT)(h)->first, last_ = (FT)(h)->last, scale_ = (FT)(h)->scale;                      \
+        const FT lo_ = (FT)(h)->margin, hi_ = (FT)1 - (FT)(h)->margin;                                         \
+        const int32_t bins_ = (int32_t)(h)->bins;                                                              \
+        for (size_t i_ = 0; i_ < (m); ++i_) {                                                                  \
+            const FT x_ = (v)[i_];                                                                             \
+            const int below_ = x_ < first_, above_ = x_ > last_, in_ = (x_ >= first_) & (x_ <= last_);          \
+            const FT est_ = (x_ - first_) * scale_;                                                            \
+            const FT ff_ = in_ ? est_ : (FT)0;                                                                 \
+            const int32_t b_ = (int32_t)ff_;                                                                   \
+            const FT fr_ = ff_ - (FT)b_;                                                                       \
+            const int32_t out_ = in_ ? -1 : bins_ + 2 - 2 * below_ - above_; /* below, above, NaN */           \
+            (slot)[i_] = in_ & (fr_ > lo_) & (fr_ < hi_) & (b_ < bins_) ? b_ : out_;                           \
+        }                                                                                                      \
+    } while (0)
+
+/* Add the block's counts: slot[i], or the rules' bin of element i (RULES(i)) where slot[i] is -1. */
+#define DR_HIST_ADD(c, copies, slot, m, RULES, bins)                                                           \
+    do {                                                                                                       \
+        for (size_t i_ = 0; i_ < (m); ++i_) {                                                                  \
+            const int64_t b_ = (slot)[i_] >= 0 ? (slot)[i_] : (RULES(i_));                                     \
+            ++(c)[hist_slot(b_, bins) * (copies) + (i_ & ((copies) - 1))];                                     \
+        }                                                                                                      \
+    } while (0)
+
+static void count_hist(const dr_count_pass_t *p, const void *edges, const void *in, size_t b, size_t e, uint64_t *c,
+                       size_t copies)
 {
     const dr_hist_plan_t *h = &p->hist;
     const float *ef = (const float *)edges;
     const double *ed = (const double *)edges;
-#define HIST_LOOP(T, BIN)                                                                                      \
+    const int fast = !h->exact_estimate && h->margin < 1.0;
+    int32_t slot[DR_COUNT_BLOCK];
+    float vf[DR_COUNT_BLOCK];
+    double vd[DR_COUNT_BLOCK];
+    for (size_t b0 = b; b0 < e; b0 += DR_COUNT_BLOCK) {
+        const size_t m = e - b0 < DR_COUNT_BLOCK ? e - b0 : DR_COUNT_BLOCK;
+        /* the block as the bin type holds it (float for float16, bfloat16, float32; double for the others) */
+#define WIDEN(T, DST, CONV)                                                                                    \
     do {                                                                                                       \
-        const T *x = (const T *)in;                                                                            \
-        for (size_t i = b; i < e; ++i) ++c[hist_slot(BIN, h->bins)];                                           \
+        const T *x_ = (const T *)in + b0;                                                                      \
+        for (size_t i_ = 0; i_ < m; ++i_) DST[i_] = CONV(x_[i_]);                                              \
     } while (0)
+#define AS_F(x) ((float)(x))
+#define AS_D(x) ((double)(x))
+        const float *xf = NULL;
+        const double *xd = NULL;
+        switch ((dr_dtype_t)p->dtype) {
+        case DR_INT8: WIDEN(int8_t, vd, AS_D); xd = vd; break;
+        case DR_UINT8: WIDEN(uint8_t, vd, AS_D); xd = vd; break;
+        case DR_INT16: WIDEN(int16_t, vd, AS_D); xd = vd; break;
+        case DR_UINT16: WIDEN(uint16_t, vd, AS_D); xd = vd; break;
+        case DR_INT32: WIDEN(int32_t, vd, AS_D); xd = vd; break;
+        case DR_UINT32: WIDEN(uint32_t, vd, AS_D); xd = vd; break;
+        case DR_INT64: WIDEN(int64_t, vd, AS_D); xd = vd; break;
+        case DR_UINT64: WIDEN(uint64_t, vd, AS_D); xd = vd; break;
+        case DR_FLOAT16: WIDEN(uint16_t, vf, dr_f16_to_f32); xf = vf; break;
+        case DR_BFLOAT16: WIDEN(uint16_t, vf, dr_bf16_to_f32); xf = vf; break;
+        case DR_FLOAT32: xf = (const float *)in + b0; break;
+        case DR_FLOAT64: xd = (const double *)in + b0; break;
+        default: return;
+        }
+#undef WIDEN
+#undef AS_F
+#undef AS_D
+        if (fast && xf) DR_HIST_FAST(float, h, xf, m, slot);
+        else if (fast) DR_HIST_FAST(double, h, xd, m, slot);
+        else
+            for (size_t i = 0; i < m; ++i) slot[i] = -1;
+#define RULES_F16(i) dr_hist_bin_f16(h, ef, xf[i])
+#define RULES_F32(i) dr_hist_bin_f32(h, ef, xf[i])
+#define RULES_F64(i) dr_hist_bin_f64(h, ed, xd[i])
+        if (p->dtype == DR_FLOAT16) DR_HIST_ADD(c, copies, slot, m, RULES_F16, h->bins);
+        else if (xf) DR_HIST_ADD(c, copies, slot, m, RULES_F32, h->bins);
+        else DR_HIST_ADD(c, copies, slot, m, RULES_F64, h->bins);
+#undef RULES_F16
+#undef RULES_F32
+#undef RULES_F64
+    }
+}
+
+/* ---- Radix-select digits ---- */
+
+/* Keys branch-free (distrib.h's DR_FLOAT_KEY and the integers' sign flips, the same values): a float's key is its
+ * bits with every bit flipped where the sign is set, else the sign bit set; -0 takes +0's key; NaN the largest. */
+#define KEY_FLOAT(U, bits, s, abs_mask, inf_bits)                                                              \
+    do {                                                                                                       \
+        for (size_t i_ = 0; i_ < m; ++i_) {                                                                    \
+            const U b_ = x[i_], a_ = b_ & (abs_mask);                                                          \
+            const U all_ = (U)~(U)0 >> (8 * sizeof(U) - (bits));                                               \
+            const U k_ = (b_ ^ ((U)(0 - (b_ >> ((bits) - 1))) | (s))) & all_;                                  \
+            key[i_] = a_ > (inf_bits) ? all_ : a_ == 0 ? (s) : k_;                                             \
+        }                                                                                                      \
+    } while (0)
+#define KEY_INT(UT, SIGN)                                                                                      \
+    do {                                                                                                       \
+        for (size_t i_ = 0; i_ < m; ++i_) key[i_] = (KT)(UT)((UT)x[i_] ^ (UT)(SIGN));                          \
+    } while (0)
+
+/* One digit pass over in[b..e) of element type T, keys of type KT (uint32_t for elements of up to 32 bits). Per
+ * block: the keys (MAKE_KEYS), then each key's count slot ((group << width) | digit; NaN, a float's largest key,
+ * the last word; an element in no group the word past it, counted and thrown away), branch-free for up to 4 groups,
+ * then the counts, also branch-free: elements in and out of play mix at random in a quantile's later passes, and a
+ * branch on it costs a misprediction every few elements. The elements out of play add to DR_COUNT_SPILL words in
+ * turn, so that they are not one chain of increments either; a block with none of those (most, in a quantile's later
+ * passes) skips the counting. When keeping, a block's elements in play are gathered (branch-free, unless they are
+ * sparse) and copied to the next free place of keep->buf, taken with one atomic add per block. */
+#define DIGIT_PASS(T, KT, MAKE_KEYS, IS_FLOAT)                                                                 \
+    do {                                                                                                       \
+        const T *x0 = (const T *)in;                                                                           \
+        const KT nan_key = (KT)~(KT)0 >> (8 * sizeof(KT) - bits);                                              \
+        const int32_t nan_slot = (int32_t)nan_at, out_slot = (int32_t)nan_at + 1;                              \
+        const KT q0 = (KT)pfx0, q1 = (KT)pfx1, q2 = (KT)pfx2, q3 = (KT)pfx3;                                   \
+        const uint32_t spill = (uint32_t)(out_slot * copies); /* the out-of-play words */                      \
+        KT key[DR_COUNT_BLOCK];                                                                                \
+        int32_t slot[DR_COUNT_BLOCK];                                                                          \
+        uint32_t at[DR_COUNT_BLOCK];                                                                           \
+        for (size_t b0 = b; b0 < e; b0 += DR_COUNT_BLOCK) {                                                    \
+            const size_t m = e - b0 < DR_COUNT_BLOCK ? e - b0 : DR_COUNT_BLOCK;                                \
+            const T *x = x0 + b0;                                                                              \
+            MAKE_KEYS;                                                                                         \
+            if (!resolved) {                                                                                   \
+                for (size_t i = 0; i < m; ++i) {                                                               \
+                    const int32_t d = (int32_t)((key[i] >> shift) & mask);                                     \
+                    slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : d;                                    \
+                }                                                                                              \
+            } else if (groups <= 4) {                                                                          \
+                for (size_t i = 0; i < m; ++i) {                                                               \
+                    const KT top = key[i] >> (shift + width);                                                  \
+                    const int32_t d = (int32_t)((key[i] >> shift) & mask);                                     \
+                    int32_t s = out_slot;                                                                      \
+                    s = top == q3 ? (3 << width) | d : s;                                                      \
+                    s = top == q2 ? (2 << width) | d : s;                                                      \
+                    s = top == q1 ? (1 << width) | d : s;                                                      \
+                    s = top == q0 ? d : s;                                                                     \
+                    slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : s;                                    \
+                }                                                                                              \
+            } else {                                                                                           \
+                for (size_t i = 0; i < m; ++i) {                                                               \
+                    const int g = dr_count_group(p, (uint64_t)key[i]);                                         \
+                    const int32_t d = (int32_t)((key[i] >> shift) & mask);                                     \
+                    slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : g < 0 ? out_slot : (g << width) | d;  \
+                }                                                                                              \
+            }                                                                                                  \
+            if (resolved) { /* in play or NaN: none, in most blocks of a quantile's later passes */            \
+                size_t n_counted = 0;                                                                          \
+                for (size_t i = 0; i < m; ++i) n_counted += slot[i] != out_slot;                               \
+                if (n_counted == 0) continue;                                                                  \
+            }                                                                                                  \
+            for (size_t i = 0; i < m; ++i) {                                                                   \
+                const uint32_t s = (uint32_t)slot[i];                                                          \
+                at[i] = s == (uint32_t)out_slot ? spill + (uint32_t)(i & (DR_COUNT_SPILL - 1))                 \
+                                                : s * (uint32_t)copies + (uint32_t)(i & (copies - 1));         \
+            }                                                                                                  \
+            for (size_t i = 0; i < m; ++i) ++c[at[i]];                                                         \
+            if (keep) {                                                                                        \
+                T kb[DR_COUNT_BLOCK];                                                                          \
+                size_t kn = 0;                                                                                 \
+                if (keep->sparse) {                                                                            \
+                    for (size_t i = 0; i < m; ++i)                                                             \
+                        if (slot[i] < nan_slot) kb[kn++] = x[i];                                               \
+                } else {                                                                                       \
+                    for (size_t i = 0; i < m; ++i) {                                                           \
+                        kb[kn] = x[i];                                                                         \
+                        kn += slot[i] < nan_slot;                                                              \
+                    }                                                                                          \
+                }                                                                                              \
+                const size_t at0 = atomic_fetch_add(&keep->pos, kn);                                           \
+                if (kn > keep->cap || at0 > keep->cap - kn) {                                                  \
+                    keep->overflow = 1;                                                                        \
+                    return;                                                                                    \
+                }                                                                                              \
+                memcpy((T *)keep->buf + at0, kb, kn * sizeof(T));                                              \
+            }                                                                                                  \
+        }                                                                                                      \
+    } while (0)
+
+static void count_digits(const dr_count_pass_t *p, const void *in, size_t b, size_t e, uint64_t *c, size_t copies,
+                         keep_t *keep)
+{
+    const int bits = dr_key_bits((dr_dtype_t)p->dtype);
+    const uint64_t nan_at = dr_count_words(p) - 1;
+    const int shift = p->shift, width = p->width, resolved = p->resolved, groups = p->groups;
+    const uint32_t mask = (1u << width) - 1u;
+    /* up to 4 groups' prefixes; a missing one never equal to a key's top bits (fewer than 64 of them) */
+    const uint64_t none = ~0ull;
+    const uint64_t pfx0 = groups > 0 ? p->prefix[0] : none, pfx1 = groups > 1 ? p->prefix[1] : none,
+                   pfx2 = groups > 2 ? p->prefix[2] : none, pfx3 = groups > 3 ? p->prefix[3] : none;
     switch ((dr_dtype_t)p->dtype) {
-    case DR_INT8: HIST_LOOP(int8_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_UINT8: HIST_LOOP(uint8_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_INT16: HIST_LOOP(int16_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_UINT16: HIST_LOOP(uint16_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_INT32: HIST_LOOP(int32_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_UINT32: HIST_LOOP(uint32_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_INT64: HIST_LOOP(int64_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_UINT64: HIST_LOOP(uint64_t, dr_hist_bin_f64(h, ed, (double)x[i])); break;
-    case DR_FLOAT16: HIST_LOOP(uint16_t, dr_hist_bin_f16(h, ef, dr_f16_to_f32(x[i]))); break;
-    case DR_BFLOAT16: HIST_LOOP(uint16_t, dr_hist_bin_f32(h, ef, dr_bf16_to_f32(x[i]))); break;
-    case DR_FLOAT32: HIST_LOOP(float, dr_hist_bin_f32(h, ef, x[i])); break;
-    case DR_FLOAT64: HIST_LOOP(double, dr_hist_bin_f64(h, ed, x[i])); break;
+    case DR_INT8: { typedef uint32_t KT; DIGIT_PASS(int8_t, KT, KEY_INT(uint8_t, 0x80u), 0); } break;
+    case DR_UINT8: { typedef uint32_t KT; DIGIT_PASS(uint8_t, KT, KEY_INT(uint8_t, 0), 0); } break;
+    case DR_INT16: { typedef uint32_t KT; DIGIT_PASS(int16_t, KT, KEY_INT(uint16_t, 0x8000u), 0); } break;
+    case DR_UINT16: { typedef uint32_t KT; DIGIT_PASS(uint16_t, KT, KEY_INT(uint16_t, 0), 0); } break;
+    case DR_INT32: { typedef uint32_t KT; DIGIT_PASS(int32_t, KT, KEY_INT(uint32_t, 0x80000000u), 0); } break;
+    case DR_UINT32: { typedef uint32_t KT; DIGIT_PASS(uint32_t, KT, KEY_INT(uint32_t, 0), 0); } break;
+    case DR_INT64: { typedef uint64_t KT; DIGIT_PASS(int64_t, KT, KEY_INT(uint64_t, 0x8000000000000000ull), 0); } break;
+    case DR_UINT64: { typedef uint64_t KT; DIGIT_PASS(uint64_t, KT, KEY_INT(uint64_t, 0), 0); } break;
+    case DR_FLOAT16:
+    case DR_BFLOAT16: {
+        typedef uint32_t KT;
+        const uint32_t inf = p->dtype == DR_FLOAT16 ? 0x7c00u : 0x7f80u;
+        DIGIT_PASS(uint16_t, KT, KEY_FLOAT(uint32_t, 16, 0x8000u, 0x7fffu, inf), 1);
+    } break;
+    case DR_FLOAT32: {
+        typedef uint32_t KT;
+        DIGIT_PASS(uint32_t, KT, KEY_FLOAT(uint32_t, 32, 0x80000000u, 0x7fffffffu, 0x7f800000u), 1);
+    } break;
+    case DR_FLOAT64: {
+        typedef uint64_t KT;
+        DIGIT_PASS(uint64_t, KT, KEY_FLOAT(uint64_t, 64, 0x8000000000000000ull, 0x7fffffffffffffffull,
+                                           0x7ff0000000000000ull), 1);
+    } break;
     default: break;
     }
-#undef HIST_LOOP
 }
 
 static void count_worker(void *arg, int i, int k)
@@ -102,31 +279,54 @@ static void count_worker(void *arg, int i, int k)
     count_job_t *j = arg;
     unsigned long long b, e;
     dr_parallel_slice(j->n, i, k, &b, &e);
-    uint64_t *c = j->priv + (size_t)i * j->words;
-    if (j->p->kind == DR_COUNT_HIST) count_hist(j->p, j->edges, j->in, (size_t)b, (size_t)e, c);
-    else count_digits(j->p, j->in, (size_t)b, (size_t)e, c);
+    uint64_t *c = j->priv + (size_t)i * j->stride;
+    if (j->p->kind == DR_COUNT_HIST) {
+        count_hist(j->p, j->edges, j->in, (size_t)b, (size_t)e, c, j->copies);
+    } else {
+        count_digits(j->p, j->in, (size_t)b, (size_t)e, c, j->copies, j->keep);
+    }
 }
 
 dr_status_t dr_cpu_count_on(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
                             const dr_parallel_cpus_t *cpus, uint64_t *counts)
 {
+    return dr_cpu_count_keep(p, edges, in, n, nthreads, cpus, counts, NULL, 0, NULL);
+}
+
+dr_status_t dr_cpu_count_keep(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
+                              const dr_parallel_cpus_t *cpus, uint64_t *counts, void *keep, size_t keep_cap,
+                              size_t *kept)
+{
     const size_t words = (size_t)dr_count_words(p);
+    if (kept) *kept = 0;
     if (n == 0) return DR_OK;
     if (nthreads < 1) nthreads = 1;
+    const size_t copies = words <= DR_COUNT_COPIES_MAX_WORDS ? DR_COUNT_COPIES : 1;
     /* Threads past one per 64 Ki elements only add the cost of their counts; past the memory cap, fewer threads. */
-    const size_t by_n = n / 65536 + 1, by_mem = DR_COUNT_PRIVATE_BYTES / (words * sizeof(uint64_t)) + 1;
+    const size_t stride = words * copies + DR_COUNT_SPILL;
+    const size_t by_n = n / 65536 + 1, by_mem = DR_COUNT_PRIVATE_BYTES / (stride * sizeof(uint64_t)) + 1;
     if ((size_t)nthreads > by_n) nthreads = (int)by_n;
     if ((size_t)nthreads > by_mem) nthreads = (int)by_mem;
-    uint64_t *priv = calloc((size_t)nthreads * words, sizeof *priv);
+    uint64_t *priv = calloc((size_t)nthreads * stride, sizeof *priv);
     if (!priv) {
-        dr_error("cannot allocate %zu bytes of counts for %d threads", (size_t)nthreads * words * sizeof *priv,
+        dr_error("cannot allocate %zu bytes of counts for %d threads", (size_t)nthreads * stride * sizeof *priv,
                  nthreads);
         return DR_ERR_RUNTIME;
     }
-    count_job_t j = {p, edges, in, n, words, priv};
+    keep_t k = {keep, keep_cap, 0, 0, keep_cap < n / 32};
+    count_job_t j = {p, edges, in, n, stride, copies, priv, keep ? &k : NULL};
     dr_parallel_run_on(nthreads, cpus, count_worker, &j);
-    for (int t = 0; t < nthreads; ++t)
-        for (size_t w = 0; w < words; ++w) counts[w] += priv[(size_t)t * words + w];
+    for (int t = 0; t < nthreads; ++t) {
+        const uint64_t *pt = priv + (size_t)t * stride;
+        for (size_t w = 0; w < words; ++w)
+            for (size_t r = 0; r < copies; ++r) counts[w] += pt[w * copies + r];
+    }
     free(priv);
+    if (k.overflow) {
+        dr_error("a quantile pass found more elements in play than the pass before counted (%zu)", keep_cap);
+        return DR_ERR_RUNTIME;
+    }
+    if (kept) *kept = keep ? atomic_load(&k.pos) : 0;
     return DR_OK;
+
 }

@@ -360,6 +360,18 @@ static int ensure_keep(dreduce_context_t *ctx, int k, size_t bytes)
     return 1;
 }
 
+/* The CPU backend's keep buffer k, of at least `bytes` (ensure_keep's rules). */
+static int ensure_cpu_keep(dreduce_context_t *ctx, int k, size_t bytes)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    if (bytes <= b->cpu_keep_cap[k]) return 1;
+    free(b->cpu_keep[k]);
+    b->cpu_keep_cap[k] = 0;
+    if (!(b->cpu_keep[k] = malloc(bytes))) return 0;
+    b->cpu_keep_cap[k] = bytes;
+    return 1;
+}
+
 void dr_dist_free(dreduce_context_t *ctx)
 {
     dr_dist_bufs_t *b = &ctx->dist;
@@ -374,6 +386,7 @@ void dr_dist_free(dreduce_context_t *ctx)
         if (b->d_keep[k]) cudaFree(b->d_keep[k]);
     if (b->d_keep_pos) cudaFree(b->d_keep_pos);
     free(b->cpu_slot);
+    for (int k = 0; k < 2; ++k) free(b->cpu_keep[k]);
     memset(b, 0, sizeof *b);
 }
 
@@ -445,10 +458,11 @@ static dr_status_t file_next(void *state, void *slot, size_t max, const void **p
 }
 
 /* One local pass: this rank's counts of its part, into the context's count vector (device counts on a GPU; host
- * counts[0] on the CPU backend), zeroed first. keep (a GPU digit pass over device memory; NULL: none): the
- * elements in play are appended there (ensure_keep sized it). */
+ * counts[0] on the CPU backend), zeroed first. keep (a digit pass over device memory on a GPU, over host memory on
+ * the CPU backend; NULL: none): the elements in play are appended there (ensure_keep or ensure_cpu_keep sized it
+ * for keep_cap bytes), their count at d_keep_pos (GPU) or cpu_kept (CPU). */
 static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
-                              const void *host_edges, size_t words, void *keep)
+                              const void *host_edges, size_t words, void *keep, size_t keep_cap)
 {
     dr_dist_bufs_t *b = &ctx->dist;
     const size_t esize = dr_dtype_size(src->dtype);
@@ -472,8 +486,13 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
     }
     uint64_t *c = b->counts[0];
     memset(c, 0, words * sizeof *c);
-    if (!src->in)
-        return dr_cpu_count_on(pass, host_edges, src->buf, (size_t)src->count, ctx->threads, &ctx->workers, c);
+    if (!src->in) {
+        size_t kept = 0;
+        const dr_status_t s = dr_cpu_count_keep(pass, host_edges, src->buf, (size_t)src->count, ctx->threads,
+                                                &ctx->workers, c, keep, keep_cap / esize, &kept);
+        b->cpu_kept = kept;
+        return s;
+    }
     const size_t slot_elems = ctx->cfg.chunk_bytes / esize ? ctx->cfg.chunk_bytes / esize : 1;
     if (b->cpu_slot_bytes < slot_elems * esize) {
         free(b->cpu_slot);
@@ -508,7 +527,8 @@ static double nan0(double v) { return isnan(v) ? 0.0 : v; }
  * (every rank with to_all, else rank 0), NULL elsewhere. A local failure still joins the combine, its counts
  * zero and its head saying so; a failure on any rank is an error wherever the result arrives. */
 static dr_status_t run_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
-                            const void *host_edges, size_t words, int to_all, void *keep, const uint64_t **out,
+                            const void *host_edges, size_t words, int to_all, void *keep, size_t keep_cap,
+                            const uint64_t **out,
                             const uint64_t **local_out, dr_status_t forced, pass_times_t *tm)
 {
     dr_dist_bufs_t *b = &ctx->dist;
@@ -517,7 +537,7 @@ static dr_status_t run_pass(dreduce_context_t *ctx, const source_t *src, const d
     DR_CHECK(ensure_counts(ctx, total)); /* this rank's alone: sizes agree, so a failure here is MPI-safe only if
                                             every rank fails alike; allocation of a few MB rarely differs */
     const double t0 = dr_now_ms();
-    dr_status_t local = forced != DR_OK ? forced : local_pass(ctx, src, pass, host_edges, words, keep);
+    dr_status_t local = forced != DR_OK ? forced : local_pass(ctx, src, pass, host_edges, words, keep, keep_cap);
     const double t1 = dr_now_ms();
     uint64_t head[HEAD_WORDS] = {local != DR_OK, local == DR_ERR_RUNTIME};
     if (ctx->is_gpu) {
@@ -743,7 +763,7 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
             none.count = 0;
         }
         const uint64_t *loc = NULL;
-        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, NULL, &res, &loc, DR_OK, &tm);
+        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, NULL, 0, &res, &loc, DR_OK, &tm);
         if (s == DR_OK) s = local;
         if (s == DR_OK && loc) info->local_nan_count = loc[bins + 2];
     }
@@ -857,7 +877,7 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
     memset(&tm, 0, sizeof tm);
     const uint64_t *res = NULL;
     const uint64_t *loc = NULL;
-    dr_status_t s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, NULL, &res, &loc, DR_OK, &tm);
+    dr_status_t s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, NULL, 0, &res, &loc, DR_OK, &tm);
     if (s != DR_OK) {
         info_times(ctx, info, &tm, t0);
         return s;
@@ -909,9 +929,10 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         tg[i] = (target_t){ranks[i], ranks[i], 0};
         if (!has_nan) choose_digit(res, pass.width, &tg[i]);
     }
-    /* NaN anywhere: NumPy's quantile is NaN; no more passes. On a GPU with the part in device memory, a pass whose
-     * elements in play are at most half of what it reads also keeps them (two buffers, alternating), and the next
-     * passes read those alone: this rank's own choice, from its own counts of the pass before. */
+    /* NaN anywhere: NumPy's quantile is NaN; no more passes. On a GPU with the part in device memory, and on the CPU
+     * backend with the part in memory (not a file), a pass whose elements in play are at most half of what it reads
+     * also keeps them (two buffers, alternating), and the next passes read those alone: this rank's own choice, from
+     * its own counts of the pass before. */
     int resolved = pass.width;
     source_t cur = *src;
     int cur_keep = -1;
@@ -940,22 +961,26 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         }
         void *keep = NULL;
         const int keep_k = cur_keep == 0 ? 1 : 0;
-        uint64_t slack = 0;
-        if (ctx->is_gpu && p + 1 < npasses && !cur.in && cur.on_device && in_play > 0 &&
-            in_play <= cur.count / 2 &&
+        uint64_t slack = 0; /* the GPU pads what it keeps; the CPU keeps exactly the elements in play */
+        const int may_keep = p + 1 < npasses && !cur.in && in_play > 0 && in_play <= cur.count / 2;
+        if (may_keep && ctx->is_gpu && cur.on_device &&
             dr_gpu_count_keep_slack(&pass, cur.count, ctx->cfg.block, ctx->gpu.device, &slack) == cudaSuccess &&
             ensure_keep(ctx, keep_k, (size_t)(in_play + slack) * esize)) {
             keep = ctx->dist.d_keep[keep_k];
             pass.keep_pad = keep_pad(dtype, &pass);
+        } else if (may_keep && !ctx->is_gpu && ensure_cpu_keep(ctx, keep_k, (size_t)in_play * esize)) {
+            keep = ctx->dist.cpu_keep[keep_k];
         }
-        s = run_pass(ctx, &cur, &pass, NULL, (size_t)dr_count_words(&pass), 1, keep, &res, &loc, broken, &tm);
+        s = run_pass(ctx, &cur, &pass, NULL, (size_t)dr_count_words(&pass), 1, keep, (size_t)(in_play + slack) * esize,
+                     &res, &loc, broken, &tm);
         if (s != DR_OK) {
             info_times(ctx, info, &tm, t0);
             return s;
         }
         if (keep) {
-            uint64_t kept = 0;
-            DR_CUDA_CHECK(cudaMemcpy(&kept, ctx->dist.d_keep_pos, sizeof kept, cudaMemcpyDeviceToHost));
+            uint64_t kept = ctx->dist.cpu_kept;
+            if (ctx->is_gpu)
+                DR_CUDA_CHECK(cudaMemcpy(&kept, ctx->dist.d_keep_pos, sizeof kept, cudaMemcpyDeviceToHost));
             if (kept < in_play || kept > in_play + slack) { /* the next pass (every rank's) fails */
                 dr_error("a quantile pass kept %llu elements where the pass before counted %llu in play",
                          (unsigned long long)kept, (unsigned long long)in_play);
