@@ -19,10 +19,13 @@ Method: --warmup untimed calls, then the median of as many timed calls as fill -
 sorted tensor's NumPy lerp to the bit and its histogram counts np.histogram's (on a host copy, n <= 2^24) or sum to
 the elements inside the range; a wrong answer exits 1.
 
-usage: python3 bench/python_dist_bench.py [--sizes 24,28,30] [--bins 256,4096] [--json FILE] [--budget 0.5]
+usage: python3 bench/python_dist_bench.py [--sizes 24,28,30] [--bins 256,4096] [--json FILE] [--budget 0.5] [--host]
+
+--host: a CPU context on NumPy arrays instead, against np.histogram, np.quantile and np.median (host_main; no GPU
+or torch needed).
 Run under mpiexec -np 1 or as a singleton; needs torch with CUDA, mpi4py, NumPy, the dreduce package (python/ in
 this tree when not installed) and libdreduce (docs/python.md); CuPy rows are left out, saying why, without CuPy.
-Exit: 0, 1 (a wrong answer), 2 usage, 77 no GPU or torch."""
+Exit: 0, 1 (a wrong answer), 2 usage, 77 no GPU or torch (without --host)."""
 
 import argparse
 import importlib.util
@@ -45,12 +48,16 @@ def numpy_lerp(a, b, t):
 
 
 def timed(fn, a):
-    import torch
+    sync = None
+    if not a.host:
+        import torch
+        sync = torch.cuda.synchronize
     for _ in range(a.warmup):
         fn()
     samples, spent = [], 0.0
     while len(samples) < a.max_reps and (len(samples) < a.min_reps or spent < a.budget):
-        torch.cuda.synchronize()
+        if sync:
+            sync()
         t0 = time.perf_counter_ns()
         fn()
         dt = (time.perf_counter_ns() - t0) * 1e-6
@@ -68,6 +75,8 @@ def main():
     ap.add_argument("--min-reps", type=int, default=5)
     ap.add_argument("--max-reps", type=int, default=200)
     ap.add_argument("--kthvalue-max", type=int, default=28, help="torch.kthvalue only up to 2^this")
+    ap.add_argument("--host", action="store_true",
+                    help="a CPU context on NumPy arrays against NumPy's own calls (no GPU needed)")
     ap.add_argument("--json")
     a = ap.parse_args()
     try:
@@ -75,6 +84,8 @@ def main():
         bins = [int(b) for b in a.bins.split(",")]
     except ValueError as e:
         ap.error(f"bad --sizes or --bins: {e}")
+    if a.host:
+        return host_main(a, sizes, bins)
     try:
         import torch
         if not torch.cuda.is_available():
@@ -171,6 +182,64 @@ def main():
         with open(a.json, "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__,
                            cupy=cp.__version__ if cp is not None else None, rows=rows), f, indent=1)
+    return 1 if failures else 0
+
+
+def host_main(a, sizes, bins):
+    """--host: a CPU context (the rank's share of the node's cores) on float32 NumPy arrays (normal data), against
+    np.histogram, np.quantile and np.median of the same array; "reads" are in units of the library's own sum of it
+    (ctx.reduce(a): one read with the same cores), np.sum(a) beside it. Checks: every histogram count equals
+    np.histogram's, every quantile np.quantile(a.astype(np.float64), q) bit for bit (what dreduce promises; NumPy
+    answers float32 for float32 input, rounded from that)."""
+    import numpy as np
+    from mpi4py import MPI
+    if importlib.util.find_spec("dreduce") is None:
+        sys.path.insert(0, os.path.join(REPO, "python"))
+    import dreduce
+    rows, failures = [], 0
+    numpy_reps = argparse.Namespace(**dict(vars(a), warmup=1, min_reps=3, max_reps=max(3, a.min_reps)))
+
+    def row(n, what, who, ms, reps, read_ms):
+        rows.append(dict(n=n, what=what, who=who, ms=ms, reps=reps, reads=ms / read_ms))
+        print(f"{n:>12} {what:<16} {who:<26} {ms:10.3f} ms {ms / read_ms:7.2f} reads  ({reps} reps)", flush=True)
+
+    print(f"# dreduce {dreduce.__version__}; NumPy {np.__version__}; CPU context, float32 normal data")
+    print(f"{'n':>12} {'question':<16} {'call':<26} {'median':>13} {'':>13}")
+    with dreduce.Context(MPI.COMM_WORLD, device="cpu") as ctx:
+        for n in sizes:
+            x = np.random.default_rng(n).standard_normal(n, dtype=np.float32)
+            read_ms, reps = timed(lambda: ctx.reduce(x), a)
+            row(n, "read", "ctx.reduce(a) (sum)", read_ms, reps, read_ms)
+            row(n, "read", "np.sum(a)", *timed(lambda: np.sum(x), numpy_reps), read_ms)
+            for b in bins:
+                counts, _ = ctx.histogram(x, b, (LO, HI))
+                want, _ = np.histogram(x, b, (LO, HI))
+                bad = int(np.count_nonzero(counts != want))
+                if bad:
+                    failures += 1
+                    print(f"FAIL: histogram of {n} in {b} bins: {bad} counts differ from np.histogram's")
+                what = f"histogram {b}"
+                row(n, what, "dreduce", *timed(lambda: ctx.histogram(x, b, (LO, HI)), a), read_ms)
+                row(n, what, "np.histogram", *timed(lambda: np.histogram(x, b, (LO, HI)), numpy_reps), read_ms)
+            got = ctx.quantile(x, QS)
+            want = np.quantile(x.astype(np.float64), QS)
+            if list(got) != list(want):
+                failures += 1
+                print(f"FAIL: quantiles of {n}: {list(got)}, np.quantile's {list(want)}")
+            what = "quantile x3"
+            row(n, what, "dreduce", *timed(lambda: ctx.quantile(x, QS), a), read_ms)
+            row(n, what, "np.quantile", *timed(lambda: np.quantile(x, QS), numpy_reps), read_ms)
+            what = "median"
+            if ctx.median(x) != np.median(x.astype(np.float64)):
+                failures += 1
+                print(f"FAIL: median of {n}: {ctx.median(x)}, np.median's {np.median(x.astype(np.float64))}")
+            row(n, what, "dreduce", *timed(lambda: ctx.median(x), a), read_ms)
+            row(n, what, "np.median", *timed(lambda: np.median(x), numpy_reps), read_ms)
+            del x
+    print("%d wrong answers" % failures if failures else "every dreduce answer checked: right")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(dict(device="cpu", numpy=np.__version__, rows=rows), f, indent=1)
     return 1 if failures else 0
 
 
