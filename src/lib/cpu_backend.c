@@ -54,6 +54,7 @@ typedef void (*slice_fn)(const void *in, size_t begin, size_t end, uint64_t base
  * thread count. Rounding depth of a slice of m elements: ceil(m / DR_CPU_LANES) + log2(DR_CPU_LANES). */
 #define DR_CPU_LANES 8
 #define DR_CPU_LANES_LOG2 3
+_Static_assert(DR_CPU_LANES == 8, "cpu_lanes.c computes stats in 8 lanes: change both together");
 #define X(DT, OP, op, ACC, acc)                                                                                \
     static void slice_##DT##_##OP##_##ACC(const void *in, size_t begin, size_t end, uint64_t base,            \
                                           dr_partial_t *out)                                                   \
@@ -453,8 +454,8 @@ DR_ARG_TABLE
 #define DR_OP_GT(a, x) ((x) > (a) ? (x) : (a))
 
 /* Floats: two loops over the block in L1 (cpu_lanes.c, the widest version the CPU runs; float32 widened in the
- * registers, float16 and bfloat16 widened into xb first): the sum, min and max by plain compares (right whenever the
- * block holds no NaN and its extremes are not zeros), then m2. A block whose sum is NaN (a NaN, or infinities of both
+ * registers, float16 and bfloat16 widened into a buffer first): the sum, min and max by plain compares (right
+ * whenever the block holds no NaN and its extremes are not zeros), then m2. A block whose sum is NaN (a NaN, or infinities of both
  * signs) takes min and max again by the rules (dr_min_select_f64 / dr_max_select_f64: the canonical NaN, -0 below
  * +0). A zero extreme (common: data that start at 0) needs only the sign bits, read in place: a block whose minimum
  * is a zero has no element below it, so its elements with the sign bit are exactly its -0s (the minimum is -0 where

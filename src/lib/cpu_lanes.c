@@ -1,6 +1,7 @@
 #include "cpu_lanes.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DR_LANES_X86 1
@@ -148,7 +149,9 @@ const dr_cpu_lanes_t *dr_cpu_lanes_at(int i)
     return i >= 0 && i < (int)(sizeof versions / sizeof versions[0]) ? versions[i] : NULL;
 }
 
-static const dr_cpu_lanes_t *active;
+/* The version in use: chosen once (pthread_once), replaced only by dr_cpu_lanes_use; atomic, so that a reader on a
+ * worker thread never races the replacement. */
+static _Atomic(const dr_cpu_lanes_t *) active;
 static pthread_once_t active_once = PTHREAD_ONCE_INIT;
 
 static void choose_widest(void)
@@ -156,20 +159,22 @@ static void choose_widest(void)
 #if DR_LANES_X86
     __builtin_cpu_init();
 #endif
+    const dr_cpu_lanes_t *widest = versions[0];
     for (int i = 0; versions[i]; ++i)
-        if (dr_cpu_lanes_runs(versions[i])) active = versions[i];
+        if (dr_cpu_lanes_runs(versions[i])) widest = versions[i];
+    atomic_store(&active, widest);
 }
 
 const dr_cpu_lanes_t *dr_cpu_lanes(void)
 {
     pthread_once(&active_once, choose_widest);
-    return active;
+    return atomic_load_explicit(&active, memory_order_relaxed);
 }
 
 int dr_cpu_lanes_use(const dr_cpu_lanes_t *lanes)
 {
     pthread_once(&active_once, choose_widest);
     if (!lanes || !dr_cpu_lanes_runs(lanes)) return -1;
-    active = lanes;
+    atomic_store(&active, lanes);
     return 0;
 }

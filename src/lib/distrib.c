@@ -861,8 +861,8 @@ static uint64_t keep_pad(dr_dtype_t t, const dr_count_pass_t *p)
     return bits == 64 ? raw : raw & ((1ull << bits) - 1);
 }
 
-static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
-                            dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
+static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
+                                   dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
 {
     const dr_dtype_t dtype = src->dtype;
     const int bits = dr_key_bits(dtype), npasses = dr_select_passes(bits);
@@ -929,10 +929,11 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
         tg[i] = (target_t){ranks[i], ranks[i], 0};
         if (!has_nan) choose_digit(res, pass.width, &tg[i]);
     }
-    /* NaN anywhere: NumPy's quantile is NaN; no more passes. On a GPU with the part in device memory, and on the CPU
-     * backend with the part in memory (not a file), a pass whose elements in play are at most half of what it reads
-     * also keeps them (two buffers, alternating), and the next passes read those alone: this rank's own choice, from
-     * its own counts of the pass before. */
+    /* NaN anywhere: NumPy's quantile is NaN; no more passes. On a GPU with the part in device memory, a pass whose
+     * elements in play are at most half of what it reads also keeps them (two buffers, alternating), and the next
+     * passes read those alone: this rank's own choice, from its own counts of the pass before. The CPU backend does
+     * the same with the part in memory (not a file) where at most an eighth are in play: its buffers are host memory
+     * beside the caller's array, and at a larger share the copy costs about what it saves. */
     int resolved = pass.width;
     source_t cur = *src;
     int cur_keep = -1;
@@ -968,7 +969,8 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
             ensure_keep(ctx, keep_k, (size_t)(in_play + slack) * esize)) {
             keep = ctx->dist.d_keep[keep_k];
             pass.keep_pad = keep_pad(dtype, &pass);
-        } else if (may_keep && !ctx->is_gpu && ensure_cpu_keep(ctx, keep_k, (size_t)in_play * esize)) {
+        } else if (may_keep && !ctx->is_gpu && in_play <= cur.count / 8 &&
+                   ensure_cpu_keep(ctx, keep_k, (size_t)in_play * esize)) {
             keep = ctx->dist.cpu_keep[keep_k];
         }
         s = run_pass(ctx, &cur, &pass, NULL, (size_t)dr_count_words(&pass), 1, keep, (size_t)(in_play + slack) * esize,
@@ -1021,6 +1023,21 @@ static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, co
     info->valid = 1;
     info_times(ctx, info, &tm, t0);
     return DR_OK;
+}
+
+/* The radix select, then the CPU backend's keep buffers given back: they can hold an eighth of the rank's part
+ * (host memory beside the caller's array), and a later call's first passes read the part itself anyway. */
+static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
+                            dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
+{
+    const dr_status_t s = quantile_passes(ctx, src, nq, q, values, order, info, t0);
+    dr_dist_bufs_t *b = &ctx->dist;
+    for (int k = 0; k < 2; ++k) {
+        free(b->cpu_keep[k]);
+        b->cpu_keep[k] = NULL;
+        b->cpu_keep_cap[k] = 0;
+    }
+    return s;
 }
 
 /* ---- The API ---------------------------------------------------------------------------------------------------- */

@@ -27,7 +27,7 @@ typedef struct {
     uint64_t *d_keep_pos;  /* the count of elements kept */
     void *cpu_slot;        /* CPU backend, files: one host slot */
     size_t cpu_slot_bytes;
-    void *cpu_keep[2];     /* CPU backend: d_keep's counterparts in host memory */
+    void *cpu_keep[2];     /* CPU backend: d_keep's counterparts in host memory (given back after each quantile call) */
     size_t cpu_keep_cap[2];
     uint64_t cpu_kept;     /* the count a CPU pass kept */
 } dr_dist_bufs_t;

@@ -5,9 +5,11 @@
  * counts, blocks with nothing in play skipped), so this is what says they give the shared functions' answers.
  *
  * Data of every element type: values in and around the range, the edges themselves and their neighbours, NaN,
- * infinities, zeros of both signs, subnormals and random bit patterns; lengths around the block (512) and the
- * threads' slices; 1, 2 and 3 threads. Plans with few and many bins, the fast estimate with small and large margins,
- * and the exact estimate; digit passes of every width position, with 0, 1, 3 and 7 groups (7: the binary search). */
+ * infinities, zeros of both signs, subnormals and random bit patterns; random lengths up to 5000 (a thread's slice is
+ * at least 65536 elements: one thread) and, every eighth case, 140000 to 200000 (2 and 3 threads: slices that end
+ * inside a block, keeping threads sharing the keep buffer's atomic position). Plans with few and many bins, the fast
+ * estimate with small and large margins, and the exact estimate; digit passes of every position, the first (every
+ * element counted) and later ones with 1, 3 and 7 groups (7: the binary search), keeping and not. */
 #include <math.h>
 
 #include "check.h"
@@ -16,7 +18,7 @@
 #include "distrib.h"
 #include "dtype.h"
 
-enum { MAXN = 5000 };
+enum { MAXN = 200000 };
 static const dr_dtype_t types[] = {DR_INT8,  DR_UINT8,  DR_INT16,   DR_UINT16,   DR_INT32,   DR_UINT32,
                                    DR_INT64, DR_UINT64, DR_FLOAT16, DR_BFLOAT16, DR_FLOAT32, DR_FLOAT64};
 #define NTYPES (sizeof types / sizeof types[0])
@@ -42,6 +44,13 @@ static float elem_f32(dr_dtype_t t, const void *buf, size_t i)
     const uint16_t h = ((const uint16_t *)buf)[i];
     return t == DR_FLOAT16 ? dr_f16_to_f32(h) : t == DR_BFLOAT16 ? dr_bf16_to_f32(h) : ((const float *)buf)[i];
 }
+/* Up to 5000 elements (one thread's slice), or every eighth rep 140000 or more (three slices). */
+static size_t random_length(uint64_t *rng, int rep)
+{
+    const uint64_t r = check_rand(rng);
+    return rep % 8 == 7 ? 140000 + (size_t)(r % (MAXN - 140000 + 1)) : 1 + (size_t)(r % 5000);
+}
+
 static int is_float_bins(dr_dtype_t t) { return t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32; }
 
 /* The key of element i, as distrib.c's radix select reads it. */
@@ -148,7 +157,7 @@ static void test_hist(uint64_t *rng, void *buf, float *ef, double *ed, uint64_t 
             const double margin = rep % 4 == 1 ? 0.2 : 1e-3;
             dr_count_pass_t p;
             make_hist(t, first, last, bins, exact, margin, &p, ef, ed);
-            const size_t n = 1 + (size_t)(check_rand(rng) % MAXN);
+            const size_t n = random_length(rng, rep);
             for (size_t i = 0; i < n; ++i) {
                 const uint64_t r = check_rand(rng);
                 const int kind = (int)(r % 16);
@@ -202,7 +211,7 @@ static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uin
             const dr_dtype_t t = types[ti];
             const int bits = dr_key_bits(t);
             const size_t es = dr_dtype_size(t);
-            const size_t n = 1 + (size_t)(check_rand(rng) % MAXN);
+            const size_t n = random_length(rng, rep);
             /* few distinct values (rep odd: many share a prefix), specials for floats */
             const uint64_t pool = 1 + check_rand(rng) % 40;
             for (size_t i = 0; i < n; ++i) {

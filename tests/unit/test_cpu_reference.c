@@ -644,12 +644,20 @@ static void test_stats_model(uint64_t *rng)
             }
 }
 
+/* Two float64 fields alike: the same bits, or both NaN (a NaN's payload in a running sum, mean or m2 depends on
+ * which operand an add took it from; results make every NaN canonical: dr_stats_result). */
+static int same_or_nan(double a, double b) { return (a != a && b != b) || !memcmp(&a, &b, 8); }
+
 /* Stats of data with the values the rules are about (NaN, +-inf, -0 and +0, subnormals) and of integers, through
- * every version of the lanes this CPU runs (cpu_lanes.c) on 1 and 3 threads: every field the bits of the portable
- * version's (which test_stats_model and the whole-array min/max tests check against models). */
+ * every version of the lanes this CPU runs (cpu_lanes.c) on 1 and 3 threads (arrays long enough for 3 slices):
+ * every field the portable version's (sum, mean and m2 by same_or_nan), and the float types' min and max also those
+ * of a chain of DR_MIN/DR_MAX's rules over the whole array (dr_min_select_f64 / dr_max_select_f64 of the widened
+ * elements), which is what the blocks' zero-sign and NaN fixes must give. Modes: random magnitudes of both signs
+ * (0), with zeros of both signs (1), non-negative with zeros of both signs (2: minima that are zeros), non-positive
+ * with zeros of both signs (3: maxima that are zeros), with the specials (4). */
 static void test_stats_lanes_specials(uint64_t *rng)
 {
-    enum { MAXN = 3000 };
+    enum { MAXN = 200000 };
     static double d[MAXN];
     static float f[MAXN];
     static int64_t q[MAXN];
@@ -661,25 +669,32 @@ static void test_stats_lanes_specials(uint64_t *rng)
         dr_acc_kind_t acc;
     } rows[] = {{DR_FLOAT64, DR_ACC_STATS_F64},  {DR_FLOAT32, DR_ACC_STATS_F64}, {DR_FLOAT16, DR_ACC_STATS_F64},
                 {DR_BFLOAT16, DR_ACC_STATS_F64}, {DR_INT64, DR_ACC_STATS_I64},   {DR_FLOAT32, DR_ACC_STATS_EXACT}};
-    for (int rep = 0; rep < 40; ++rep) {
-        const size_t n = 1 + (size_t)(check_rand(rng) % MAXN);
-        /* a few specials (rep % 4 == 0: none), zeros alone (rep % 4 == 1), or also non-negative data (rep % 4 == 2) */
-        const int mode = rep % 4;
+    for (int rep = 0; rep < 50; ++rep) {
+        const size_t n = rep % 10 == 9 ? 140000 + (size_t)(check_rand(rng) % 60000) : 1 + (size_t)(check_rand(rng) % 3000);
+        const int mode = rep % 5;
         for (size_t i = 0; i < n; ++i) {
             const uint64_t r = check_rand(rng);
             double v = ldexp((double)(r >> 11) / 9007199254740992.0, (int)(r % 9) - 4);
-            if (mode != 2 && (r & 1)) v = -v;
-            if (mode == 1 && r % 5 == 0) v = (r & 2) ? -0.0 : 0.0;
-            if (mode == 3 && r % 97 == 0) v = specials[(r >> 8) % (sizeof specials / sizeof specials[0])];
+            if (mode == 3 || (mode != 2 && (r & 1))) v = -v;
+            if (mode >= 1 && mode <= 3 && r % 5 == 0) v = (r & 2) ? -0.0 : 0.0;
+            if (mode == 4 && r % 97 == 0) v = specials[(r >> 8) % (sizeof specials / sizeof specials[0])];
             d[i] = v;
             f[i] = (float)v;
-            h[i] = dr_f32_to_bits((float)v) >> 16;
+            h[i] = (uint16_t)(dr_f32_to_bits((float)v) >> 16);
             q[i] = (int64_t)(r >> 1) - (int64_t)(UINT64_C(1) << 62);
         }
         for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ++ri) {
             const dr_dtype_t t = rows[ri].t;
             const void *in = t == DR_FLOAT64 ? (const void *)d : t == DR_FLOAT32 ? (const void *)f
                              : t == DR_INT64 ? (const void *)q : (const void *)h;
+            const int is_float = t != DR_INT64;
+            double lo = INFINITY, hi = -INFINITY; /* the rules' chain */
+            for (size_t i = 0; i < n && is_float; ++i) {
+                const double x = t == DR_FLOAT64 ? d[i] : t == DR_FLOAT32 ? (double)f[i]
+                                 : t == DR_FLOAT16 ? (double)dr_f16_to_f32(h[i]) : (double)dr_bf16_to_f32(h[i]);
+                lo = dr_min_select_f64(lo, x);
+                hi = dr_max_select_f64(hi, x);
+            }
             for (int threads = 1; threads <= 3; threads += 2) {
                 dr_partial_t want, got;
                 uint64_t depth;
@@ -687,16 +702,22 @@ static void test_stats_lanes_specials(uint64_t *rng)
                 dr_cpu_lanes_use(portable);
                 CHECK(dr_cpu_reduce(t, DR_STATS, rows[ri].acc, in, n, 0, threads, &want, &depth) == 0,
                       "%s stats (acc %d) of %zu elements failed", dr_dtype_name(t), (int)rows[ri].acc, n);
+                const dr_stats_t *w = rows[ri].acc == DR_ACC_STATS_EXACT ? &want.stats_exact.stats : &want.stats;
+                if (is_float)
+                    CHECK(!memcmp(&w->min.f64, &lo, 8) && !memcmp(&w->max.f64, &hi, 8),
+                          "%s stats (mode %d) of %zu elements on %d threads: min %a max %a, the rules' %a %a",
+                          dr_dtype_name(t), mode, n, threads, w->min.f64, w->max.f64, lo, hi);
                 for (int v = 1; dr_cpu_lanes_at(v); ++v) {
                     const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
                     if (dr_cpu_lanes_use(lanes) != 0) continue;
                     memset(&got, 0x5a, sizeof got);
-                    dr_cpu_reduce(t, DR_STATS, rows[ri].acc, in, n, 0, threads, &got, &depth);
+                    const int rc = dr_cpu_reduce(t, DR_STATS, rows[ri].acc, in, n, 0, threads, &got, &depth);
                     const dr_stats_t *g = rows[ri].acc == DR_ACC_STATS_EXACT ? &got.stats_exact.stats : &got.stats;
-                    const dr_stats_t *w = rows[ri].acc == DR_ACC_STATS_EXACT ? &want.stats_exact.stats : &want.stats;
-                    CHECK(g->count == w->count && !memcmp(&g->sum, &w->sum, sizeof g->sum) &&
-                              !memcmp(&g->mean, &w->mean, 8) && !memcmp(&g->m2, &w->m2, 8) &&
-                              !memcmp(&g->min, &w->min, sizeof g->min) && !memcmp(&g->max, &w->max, sizeof g->max),
+                    const int sum_same = is_float ? same_or_nan(g->sum.f64, w->sum.f64)
+                                                  : !memcmp(&g->sum, &w->sum, sizeof g->sum);
+                    CHECK(rc == 0 && g->count == w->count && sum_same && same_or_nan(g->mean, w->mean) &&
+                              same_or_nan(g->m2, w->m2) && !memcmp(&g->min, &w->min, sizeof g->min) &&
+                              !memcmp(&g->max, &w->max, sizeof g->max),
                           "%s stats (acc %d, mode %d) of %zu elements on %d threads with %s lanes: mean %a m2 %a min "
                           "%a max %a; portable: %a %a %a %a", dr_dtype_name(t), (int)rows[ri].acc, mode, n, threads,
                           lanes->name, g->mean, g->m2, g->min.f64, g->max.f64, w->mean, w->m2, w->min.f64, w->max.f64);
