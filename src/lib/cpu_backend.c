@@ -677,12 +677,12 @@ static slice_fn find_slice(dr_dtype_t want_dtype, dr_op_t want_op, dr_acc_kind_t
 
 /* ---- NaN policy OMIT (accum.h, "NaN policy") ----
  *
- * A float slice is read a piece of DR_NAN_PIECE elements at a time (in L2) into the thread's buffer, each NaN replaced
+ * A float slice is read a piece of DR_NAN_PIECE elements at a time into the thread's buffer (in L1), each NaN replaced
  * by dr_nan_fill(op) (stats: left out, the others moved up) and counted, and the row's own slice reduces the
  * buffer; the pieces' partials combine in order. So every row keeps its one slice function, and the replacement is
  * the only thing OMIT adds (one more pass over the piece in the cache, not through memory). An argmin/argmax piece
  * keeps its elements' places, so its indices are the global ones. */
-#define DR_NAN_PIECE 16384
+#define DR_NAN_PIECE 2048 /* 16384 (in L2): float32 sum with 1% NaN 17.6 against 13.3 ms at 2^26 on 2 cores */
 
 /* float16's bits of dr_nan_fill(op): 0, 1.0 (0x3c00), +inf (0x7c00), -inf (0xfc00). */
 static uint16_t f16_fill(dr_op_t op)
