@@ -700,12 +700,19 @@ static size_t nan_fill_piece(dr_dtype_t dtype, dr_op_t op, const void *in, size_
         const T *x = in;                                                                                       \
         T *y = buf, fill;                                                                                      \
         DR_FILL_VALUE_##T(fill, op);                                                                           \
-        for (size_t i = 0; i < m; ++i) {                                                                       \
-            const T v = x[i];                                                                                  \
-            const int is_nan = BITS_NAN(v);                                                                    \
-            nan += (size_t)is_nan;                                                                             \
-            if (!drop) y[i] = is_nan ? fill : v;                                                               \
-            else if (!is_nan) y[k++] = v;                                                                      \
+        if (drop) { /* branch-free: each element written, the place moved on past a number */                 \
+            for (size_t i = 0; i < m; ++i) {                                                                   \
+                y[k] = x[i];                                                                                   \
+                k += !BITS_NAN(x[i]);                                                                          \
+            }                                                                                                  \
+            nan = m - k;                                                                                       \
+        } else {                                                                                               \
+            for (size_t i = 0; i < m; ++i) {                                                                   \
+                const T v = x[i];                                                                              \
+                const int is_nan = BITS_NAN(v);                                                                \
+                nan += (size_t)is_nan;                                                                         \
+                y[i] = is_nan ? fill : v;                                                                      \
+            }                                                                                                  \
         }                                                                                                      \
     } while (0)
 #define DR_FILL_VALUE_float(f, op) ((f) = (float)dr_nan_fill(op))
