@@ -691,6 +691,24 @@ static uint16_t f16_fill(dr_op_t op)
     return f == 0.0 ? 0 : f == 1.0 ? 0x3c00u : f > 0 ? 0x7c00u : 0xfc00u;
 }
 
+/* The NaN among x[0..m): two to an SSE2 register through GCC's vector extensions, since its vectorizer leaves a count
+ * of float64 compares scalar (float64 sum with NaN omitted: 35.9 -> 31.0 ms at 2^26 on 2 cores). */
+typedef double dr_v2f64 __attribute__((vector_size(16)));
+typedef int64_t dr_v2i64 __attribute__((vector_size(16)));
+static size_t count_nan_f64(const double *x, size_t m)
+{
+    dr_v2i64 acc = {0, 0};
+    size_t i = 0;
+    for (; m - i >= 2; i += 2) {
+        dr_v2f64 v;
+        memcpy(&v, x + i, sizeof v);
+        acc -= v != v; /* -1 in a NaN's lane */
+    }
+    size_t n = (size_t)(acc[0] + acc[1]);
+    for (; i < m; ++i) n += x[i] != x[i];
+    return n;
+}
+
 static size_t nan_fill_piece(dr_dtype_t dtype, dr_op_t op, const void *in, size_t m, void *buf, uint64_t *nans)
 {
     const int drop = op == DR_STATS;
@@ -724,7 +742,16 @@ static size_t nan_fill_piece(dr_dtype_t dtype, dr_op_t op, const void *in, size_
 #define DR_BF16_NAN(v) (((v) & 0x7fffu) > 0x7f80u)
     switch (dtype) {
     case DR_FLOAT32: DR_FILL_PIECE(float, DR_F_NAN); break;
-    case DR_FLOAT64: DR_FILL_PIECE(double, DR_F_NAN); break;
+    case DR_FLOAT64:
+        if (drop) {
+            DR_FILL_PIECE(double, DR_F_NAN);
+        } else { /* the fill, then the count apart (count_nan_f64) */
+            const double *x = in, fill = dr_nan_fill(op);
+            double *y = buf;
+            for (size_t i = 0; i < m; ++i) y[i] = x[i] != x[i] ? fill : x[i];
+            nan = count_nan_f64(x, m);
+        }
+        break;
     case DR_FLOAT16: DR_FILL_PIECE(uint16_t, DR_F16_NAN); break;
     case DR_BFLOAT16: DR_FILL_PIECE(uint16_t, DR_BF16_NAN); break;
     default: break;
