@@ -546,12 +546,14 @@ DR_HD void dr_partial_combine(dr_acc_kind_t k, dr_op_t op, dr_partial_t *inout, 
  * as it is. (Stats are read whole: dr_stats_result, src/common/stats.h.) */
 DR_HD void dr_partial_result(dr_acc_kind_t k, const dr_partial_t *p, dr_value_t *out)
 {
-    if (k == DR_ACC_EXACT) {
-        memset(out, 0, sizeof *out);
-        out->f64 = dr_exact_to_f64(&p->exact);
-    } else {
-        *out = p->value;
-    }
+    /* The kind's own bytes, the rest of the union zero: beyond them a partial holds whatever the path that made it
+     * left there (a host array's CPU, GPU and split paths differ), and a result is the same bits whichever ran. */
+    memset(out, 0, sizeof *out);
+    if (k == DR_ACC_EXACT) out->f64 = dr_exact_to_f64(&p->exact);
+    else if (k == DR_ACC_ARG_I64 || k == DR_ACC_ARG_U64 || k == DR_ACC_ARG_F64) out->arg = p->value.arg;
+    else if (k == DR_ACC_I32 || k == DR_ACC_U32 || k == DR_ACC_F32) memcpy(out, &p->value, 4);
+    else if (k == DR_ACC_I64 || k == DR_ACC_U64 || k == DR_ACC_F64) memcpy(out, &p->value, 8);
+    else *out = p->value; /* stats: dreduce_result_t.stats holds them (dr_stats_result) */
 }
 
 #endif
