@@ -1,5 +1,5 @@
 /* dreduce-dist-bench: histograms and quantiles (include/dreduce.h, "Distributions") against CUB in one run, on one
- * GPU, one rank. Run as `build/bench/dreduce-dist-bench [--sizes 28,30] [--reps 10]`.
+ * GPU, one rank. Run as `build/bench/dreduce-dist-bench [--sizes 28,30] [--reps 10] [--only hist|quantile]`.
  *
  * Every figure is the median over --reps repetitions (after two warm-ups) of the host wall-clock time of one call
  * with the result on the host: what a user waits for. The peers are timed the same way (their kernels, then the
@@ -238,14 +238,19 @@ static void quantile_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tna
 int main(int argc, char **argv)
 {
     std::vector<int> sizes = {28, 30};
+    const char *only = ""; /* hist or quantile: those rows alone */
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
             sizes.clear();
             for (char *s = strtok(argv[++i], ","); s; s = strtok(NULL, ",")) sizes.push_back(atoi(s));
         } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             g_reps = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc && (!strcmp(argv[i + 1], "hist") ||
+                                                                   !strcmp(argv[i + 1], "quantile"))) {
+            only = argv[++i];
         } else {
-            fprintf(stderr, "usage: dreduce-dist-bench [--sizes L1,L2 (log2 of n)] [--reps R]\n");
+            fprintf(stderr,
+                    "usage: dreduce-dist-bench [--sizes L1,L2 (log2 of n)] [--reps R] [--only hist|quantile]\n");
             return 2;
         }
     }
@@ -264,8 +269,11 @@ int main(int argc, char **argv)
     CK(cudaGetDeviceProperties(&prop, dreduce_gpu(ctx)));
     printf("dreduce-dist-bench on %s, median of %d\n", prop.name, g_reps);
     for (int l : sizes) {
-        hist_rows<float>(ctx, DR_FLOAT32, "float32", l);
-        hist_rows<int32_t>(ctx, DR_INT32, "int32", l);
+        if (strcmp(only, "quantile")) {
+            hist_rows<float>(ctx, DR_FLOAT32, "float32", l);
+            hist_rows<int32_t>(ctx, DR_INT32, "int32", l);
+        }
+        if (!strcmp(only, "hist")) continue;
         quantile_rows<float>(ctx, DR_FLOAT32, "float32", l);
         quantile_rows<int32_t>(ctx, DR_INT32, "int32", l);
         if (l <= 29 || prop.totalGlobalMem > (size_t)40 << 30) {

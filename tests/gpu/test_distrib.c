@@ -206,11 +206,16 @@ int main(int argc, char **argv)
                 CUDA_OK(cudaMemcpy((char *)d_buf + off, part, mine * es, cudaMemcpyHostToDevice));
                 const void *d_part = (const char *)d_buf + off;
                 const uint32_t bins = bin_list[k % nbins];
-                const double range[2] = {-100.0, 100.5};
-                const double *rg = (k / nbins) % 2 ? range : NULL;
+                /* the automatic range; one whose ends are not whole numbers; for integers one past int32's ends on
+                 * both sides (every narrower integer inside it, and bins far wider than one) */
+                static const double ranges[2][2] = {{-100.0, 100.5}, {-2.5e9, 3.5e9}};
+                const int is_float = t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32 || t == DR_FLOAT64;
+                const int rk = (k / nbins) % 3;
+                const double *rg = rk == 0 ? NULL : ranges[rk == 2 && !is_float];
                 char label[160];
                 snprintf(label, sizeof label, "%s %s n=%llu bins=%u %s np=%d", dreduce_dtype_name((dr_dtype_t)t),
-                         pattern_name[p], (unsigned long long)n, bins, rg ? "range -100,100.5" : "auto", nranks);
+                         pattern_name[p], (unsigned long long)n, bins,
+                         !rg ? "auto" : rg[0] < -1e9 ? "range -2.5e9,3.5e9" : "range -100,100.5", nranks);
 
                 hist_t ref = {0}, got = {0};
                 ref.counts = malloc(bins * 8);
