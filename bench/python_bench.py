@@ -271,10 +271,12 @@ def median_ms(fn, budget, before=None):
 
 def host(a):
     """A NumPy user's host array: ctx.reduce(a) (sum, float64 accumulation) and ctx.reduce(a, "stats") on a CPU
-    context (its worker threads on this rank's share of the node: cfg.bind's library default) and, where there is a
-    GPU, on a GPU context with each host_path: "auto" (the fastest path measured for the memory's kind), "cpu" (the
-    rank's CPU threads in place), "gpu" (chunked copies: pinned memory by DMA, pageable through the driver's
-    staging), "split" (both at once); with torch, the same data as a pinned torch CPU tensor too; against np.sum(a), np.sum(a, dtype=np.float64) and np.mean + np.var. Run it
+    context (its worker threads on this rank's share of the node: cfg.bind's library default, "workers"; and with
+    bind="auto", the C benchmark's, which binds the process itself to the share) and, where there is a GPU, on a GPU
+    context with each host_path: "auto" (the fastest path measured for the memory's kind), "cpu" (the rank's CPU
+    threads in place), "gpu" (chunked copies: pinned memory by DMA, pageable through the driver's staging), "split"
+    (both at once); with torch, the same data as a pinned torch CPU tensor too; against np.sum(a),
+    np.sum(a, dtype=np.float64) and np.mean + np.var. Each context's threads and cores are printed first. Run it
     under the launcher as a user would (mpirun -np 1 keeps Open MPI's default binding: one core). float32 and
     float64 at --sizes (default 2^26, 2^28); the median of as many calls as fill --budget seconds (at least 3)."""
     import numpy as np
@@ -292,6 +294,9 @@ def host(a):
             torch = None
     except ImportError:
         pass
+    # The C benchmark's binding (the process bound to its share), last: the process's own affinity is put back
+    # after each such context, so the other rows keep the launcher's.
+    contexts.append(("cpu, bind auto", dict(device="cpu", bind="auto")))
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:
@@ -313,7 +318,12 @@ def host(a):
             row("np.sum(a, dtype=float64)", med(lambda: np.sum(x, dtype=np.float64)))
             row("np.mean(a) + np.var(a)", med(lambda: (np.mean(x), np.var(x))))
             for name, kw in contexts:
+                launcher_cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
                 with dreduce.Context(MPI.COMM_WORLD, **kw) as ctx:
+                    if n == sizes[0] and dt is np.float32:  # the threads every row of this context ran on
+                        i = ctx.info()
+                        print(f"{name} context: {i['threads']} threads on {i['share'] or '(no share)'}, process "
+                              f"affinity {i['affinity']}" + (" (widened from the launcher's)" if i['widened'] else ""))
                     got = ctx.reduce(x)
                     if abs(got - want) > 1e-6 * max(1.0, float(np.sum(np.abs(x), dtype=np.float64))):
                         print(f"FAIL: {name} context, n {n} {np.dtype(dt).name}: sum {got!r}, float64 sum {want!r}")
@@ -328,6 +338,8 @@ def host(a):
                         t = torch.from_numpy(x).pin_memory()
                         timed(f"ctx.reduce(t), {name} context, pinned tensor", lambda: ctx.reduce(t))
                         del t
+                if launcher_cpus is not None:
+                    os.sched_setaffinity(0, launcher_cpus)
             del x
     print(f"{'n':>10} {'dtype':>8} {'call':<64} {'ms':>9} {'GB/s':>7}")
     for n, dt, what, ms, gbs in rows:

@@ -43,6 +43,7 @@ _set_nan = _lib.prototype(LIB, "dreduce_set_nan", _c.c_int, [_CTX, _c.c_int])
 _host_rates = _lib.prototype(LIB, "dreduce_host_rates", _c.c_int,
                              [_CTX, _c.c_int, _c.c_int, _c.c_int, _c.POINTER(_lib.HostRates)])
 _destroy = _lib.prototype(LIB, "dreduce_destroy", None, [_CTX])
+_context_info = _lib.prototype(LIB, "dreduce_context_info", _c.c_int, [_CTX, _c.POINTER(_lib.ContextInfo)])
 _gpu = _lib.prototype(LIB, "dreduce_gpu", _c.c_int, [_CTX])
 _combine_path = _lib.prototype(LIB, "dreduce_combine_path", _c.c_char_p, [_CTX])
 _combine_costs = _lib.prototype(LIB, "dreduce_combine_costs", _c.c_int,
@@ -309,6 +310,25 @@ class Context:
     def device(self):
         """"gpu" or "cpu": where this rank reduces."""
         return "cpu" if self.gpu is None else "gpu"
+
+    def info(self):
+        """Where this rank sits and what its context drives (dreduce_context_info; local, no communication), as a
+        dict: rank, nranks, node, nnodes, local_rank, local_size, host, node_name, gpu (-1 on the CPU backend),
+        device_name ("cpu" there), block, threads (the CPU backend's worker threads, and those the host-side work
+        of a GPU context uses), share (the rank's share of the node's CPUs, as a list such as "0-15"), affinity
+        (this process's CPU affinity after binding), widened (the launcher's narrower binding widened to the
+        share), bound_cpu, bound_mem, numa_node, gpu_cpuset, pci_bus_id, note (why something degraded)."""
+        i = _lib.ContextInfo()
+        st = _context_info(self._live("info"), i)
+        if st != _lib.OK:
+            _raise(st, "dreduce_context_info", "the context's layout could not be read")
+        d = {}
+        for name, _ in _lib.ContextInfo._fields_:
+            v = getattr(i, name)
+            d[name] = v.decode(errors="replace") if isinstance(v, bytes) else v
+        for name in ("emulated", "widened", "bound_cpu", "bound_mem", "dry_run", "affinity_outside_gpu"):
+            d[name] = bool(d[name])
+        return d
 
     @property
     def combine_path(self):

@@ -114,7 +114,22 @@ class OrderStat(ctypes.Structure):  # dreduce_order_stat_t
                 ("upper_rank", ctypes.c_uint64), ("gamma", ctypes.c_double)]
 
 
-STRUCTS = {"dreduce_config_t": Config, "dreduce_result_t": Result, "dreduce_timings_t": Timings,
+INFO_STR = 256  # DREDUCE_INFO_STR
+
+
+class ContextInfo(ctypes.Structure):  # dreduce_context_info_t
+    _fields_ = [("rank", ctypes.c_int), ("nranks", ctypes.c_int), ("node", ctypes.c_int), ("nnodes", ctypes.c_int),
+                ("local_rank", ctypes.c_int), ("local_size", ctypes.c_int), ("host_local_rank", ctypes.c_int),
+                ("emulated", ctypes.c_int), ("host", ctypes.c_char * 64), ("node_name", ctypes.c_char * 80),
+                ("gpu", ctypes.c_int), ("device_name", ctypes.c_char * 64), ("block", ctypes.c_int),
+                ("threads", ctypes.c_int), ("pci_bus_id", ctypes.c_char * 32), ("numa_node", ctypes.c_int),
+                ("gpu_cpuset", ctypes.c_char * INFO_STR), ("affinity", ctypes.c_char * INFO_STR),
+                ("bound_cpu", ctypes.c_int), ("bound_mem", ctypes.c_int), ("dry_run", ctypes.c_int),
+                ("affinity_outside_gpu", ctypes.c_int), ("note", ctypes.c_char * INFO_STR),
+                ("share", ctypes.c_char * INFO_STR), ("widened", ctypes.c_int)]
+
+
+STRUCTS = {"dreduce_config_t": Config, "dreduce_context_info_t": ContextInfo, "dreduce_result_t": Result, "dreduce_timings_t": Timings,
            "dreduce_stats_t": Stats, "dreduce_dist_info_t": DistInfo, "dreduce_order_stat_t": OrderStat,
            "dreduce_host_rates_t": HostRates}
 

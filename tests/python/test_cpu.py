@@ -13,7 +13,7 @@ same cases in the same order.
 - errors: a bad dtype (complex64), op name, non-contiguous array, None, a list, a bitwise op of floats, a per-call
   acc or allreduce unlike the context's, a bad Context value; each on every rank and on one rank only; ranks
   disagreeing on dtype or op; every rank that gets an error raises it and no rank waits, and the context still works;
-- the context manager, close(), timings(), prepare().
+- the context manager, close(), timings(), info(), prepare().
 
 usage: mpiexec -n N python3 test_cpu.py [--without-new-ops] [--verbose]
 Exit 0 when every rank passed, 1 otherwise."""
@@ -510,6 +510,16 @@ def lifetime():
         check("timings bytes", t["bytes"] == 8000, f"{t['bytes']!r}")
         check("timings node level", math.isnan(t["node_ms"]) == (SIZE == 1), f"node_ms {t['node_ms']!r}")
         check("combine_path is text", isinstance(ctx.combine_path, str) and ctx.combine_path)
+        i = ctx.info()
+        check("info: rank and size", (i["rank"], i["nranks"]) == (RANK, SIZE), f"{i['rank']}/{i['nranks']}")
+        check("info: the CPU backend", i["gpu"] == -1 and i["device_name"] == "cpu", f"{i['gpu']} {i['device_name']}")
+        check("info: threads", isinstance(i["threads"], int) and i["threads"] >= 1, f"{i['threads']!r}")
+        check("info: host", i["host"] == MPI.Get_processor_name(), f"{i['host']!r}")
+        check("info: local ranks", 0 <= i["local_rank"] < i["local_size"] <= SIZE,
+              f"{i['local_rank']}/{i['local_size']}")
+        check("info: affinity is a CPU list", i["affinity"] != "" and set(i["affinity"]) <= set("0123456789,-"),
+              f"{i['affinity']!r}")
+        check("info: flags are bools", all(isinstance(i[k], bool) for k in ("widened", "bound_cpu", "emulated")))
         check("repr", "dreduce.Context" in repr(ctx))
     check("context manager: closed after", ctx.closed and "closed" in repr(ctx))
     expect_raise("reduce after close", dreduce.UsageError, lambda: ctx.reduce(np.ones(3)), True, "closed")
