@@ -129,9 +129,9 @@ class ContextInfo(ctypes.Structure):  # dreduce_context_info_t
                 ("share", ctypes.c_char * INFO_STR), ("widened", ctypes.c_int)]
 
 
-STRUCTS = {"dreduce_config_t": Config, "dreduce_context_info_t": ContextInfo, "dreduce_result_t": Result, "dreduce_timings_t": Timings,
-           "dreduce_stats_t": Stats, "dreduce_dist_info_t": DistInfo, "dreduce_order_stat_t": OrderStat,
-           "dreduce_host_rates_t": HostRates}
+STRUCTS = {"dreduce_config_t": Config, "dreduce_context_info_t": ContextInfo, "dreduce_result_t": Result,
+           "dreduce_timings_t": Timings, "dreduce_stats_t": Stats, "dreduce_dist_info_t": DistInfo,
+           "dreduce_order_stat_t": OrderStat, "dreduce_host_rates_t": HostRates}
 
 # ---- Finding the library.
 LIB_NAME = "libdreduce.so"
