@@ -7,8 +7,8 @@
  * Cases: float32 -> float64 sum and int32 -> int64 sum. The input is written by the same threads first (first-touch
  * pages local to the thread that reads them) and read once per repetition; each line gives the median and the best
  * of R repetitions in GB/s (input bytes / seconds), and the backend's median as a percentage of the ceiling's. Then
- * the float rows whose rules a plain loop does not have (min, max, argmin, argmax, stats of float32 and float64; the
- * data have no NaN), each against the read loop of its type; stats also with each narrower vector width of its lanes
+ * the float rows whose rules a plain loop does not have (min, max, argmin, argmax, stats of float32, float64 and
+ * float16; the data have no NaN), each against the read loop of its type (float16: float32's); stats also with each narrower vector width of its lanes
  * that the CPU runs (the backend takes the widest), and the report's header names the widest. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -23,6 +23,7 @@
 
 #include "cpu_backend.h"
 #include "cpu_lanes.h"
+#include "datagen.h"
 #include "parallel.h"
 #include "read_loop.h"
 
@@ -169,35 +170,52 @@ int main(int argc, char **argv)
                 {DR_ARGMIN, DR_ACC_ARG_F64, DR_ACC_ARG_F64, "argmin"},
                 {DR_ARGMAX, DR_ACC_ARG_F64, DR_ACC_ARG_F64, "argmax"},
                 {DR_STATS, DR_ACC_STATS_F64, DR_ACC_STATS_F64, "stats"}};
-    for (int t = 0; t < 2; ++t) {
-        const size_t bytes = n * (t ? 8 : 4);
-        for (int r = -1; r < reps; ++r) {
-            const double t0 = now_s();
-            volatile double sink = t ? ceiling_f64(g, n, threads) : ceiling_f32(f, n, threads);
-            (void)sink;
-            if (r >= 0) sec[r] = now_s() - t0;
-        }
-        const rate_t loop = rate_of(sec, reps, bytes);
+    /* float16 (t = 2): the float32 values truncated to its grid, widened block by block (by F16C in the AVX lanes,
+     * element by element in the narrower ones), against the float32 read loop's bytes per second. */
+    uint16_t *h = malloc(n * sizeof *h);
+    if (!h) {
+        fprintf(stderr, "dreduce-cpu-bench: cannot allocate %zu float16 elements\n", n);
+        return 3;
+    }
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (size_t i = 0; i < n; ++i) h[i] = dr_f32_to_f16_exact(f[i] * 0.001f);
+    double loop32 = 0;
+    for (int t = 0; t < 3; ++t) {
+        const dr_dtype_t dt = t == 2 ? DR_FLOAT16 : t ? DR_FLOAT64 : DR_FLOAT32;
+        const void *in = t == 2 ? (const void *)h : t ? (const void *)g : (const void *)f;
+        const size_t bytes = n * dr_dtype_size(dt);
+        rate_t loop = {loop32, loop32};
         char name[48];
-        snprintf(name, sizeof name, "%s read loop", t ? "float64" : "float32");
-        printf("%-22s %-34s %10.2f %10.2f\n", name, "ceiling: OpenMP, 8 accumulators", loop.median, loop.best);
+        if (t < 2) {
+            for (int r = -1; r < reps; ++r) {
+                const double t0 = now_s();
+                volatile double sink = t ? ceiling_f64(g, n, threads) : ceiling_f32(f, n, threads);
+                (void)sink;
+                if (r >= 0) sec[r] = now_s() - t0;
+            }
+            loop = rate_of(sec, reps, bytes);
+            if (t == 0) loop32 = loop.median;
+            snprintf(name, sizeof name, "%s read loop", t ? "float64" : "float32");
+            printf("%-22s %-34s %10.2f %10.2f\n", name, "ceiling: OpenMP, 8 accumulators", loop.median, loop.best);
+        }
         for (size_t k = 0; k < sizeof rows / sizeof rows[0]; ++k) {
             dr_partial_t out;
             uint64_t depth = 0;
             for (int r = -1; r < reps; ++r) {
                 const double t0 = now_s();
-                dr_cpu_reduce(t ? DR_FLOAT64 : DR_FLOAT32, rows[k].op, t ? rows[k].f64_acc : rows[k].f32_acc,
-                              t ? (void *)g : f, n, 0, threads, &out, &depth);
+                dr_cpu_reduce(dt, rows[k].op, t == 1 ? rows[k].f64_acc : rows[k].f32_acc, in, n, 0, threads, &out,
+                              &depth);
                 if (r >= 0) sec[r] = now_s() - t0;
             }
             const rate_t back = rate_of(sec, reps, bytes);
-            snprintf(name, sizeof name, "%s %s", t ? "float64" : "float32", rows[k].name);
+            snprintf(name, sizeof name, "%s %s", dr_dtype_name(dt), rows[k].name);
             printf("%-22s %-34s %10.2f %10.2f %8.0f%%\n", name, "dreduce CPU backend (dr_cpu_reduce)", back.median,
                    back.best, 100 * back.median / loop.median);
-            if (rows[k].op == DR_STATS) bad |= stats_lanes_rows(t ? DR_FLOAT64 : DR_FLOAT32, t ? (void *)g : f, n,
-                                                                 threads, reps, sec, bytes, loop.median, &out.stats);
+            if (rows[k].op == DR_STATS)
+                bad |= stats_lanes_rows(dt, in, n, threads, reps, sec, bytes, loop.median, &out.stats);
         }
     }
+    free(h);
     free(g);
     free(f);
     free(q);

@@ -269,7 +269,7 @@ typedef uint16_t dr_cmp_UINT16;
 
 static const float *widen_f16_block(const uint16_t *p, size_t m, float *buf)
 {
-    for (size_t i = 0; i < m; ++i) buf[i] = dr_f16_to_f32(p[i]);
+    dr_cpu_lanes()->widen_f16_f32(p, m, buf); /* F16C where the CPU has it: the same bits */
     return buf;
 }
 static const float *widen_bf16_block(const uint16_t *p, size_t m, float *buf)
@@ -527,7 +527,7 @@ static const float *stats_view_f32(const float *p, size_t k, double *buf)
 }
 static const double *stats_view_f16(const uint16_t *p, size_t k, double *buf)
 {
-    for (size_t i = 0; i < k; ++i) buf[i] = (double)dr_f16_to_f32(p[i]);
+    dr_cpu_lanes()->widen_f16_f64(p, k, buf);
     return buf;
 }
 static const double *stats_view_bf16(const uint16_t *p, size_t k, double *buf)

@@ -5,11 +5,12 @@
  * k % 8 tail elements go to lanes 0, 1, ...; then the tree j + 4, j + 2, j + 1), so the bits of a result never depend
  * on the machine; only the speed does. The baseline's stats are compute-bound where a core reads fast (float32 stats
  * 13 GB/s against a 28 GB/s read loop on 2 cores of an AVX-512 EPYC; 26 GB/s with AVX), which is why the wider
- * version exists. */
+ * version exists. The AVX version also widens float16 by F16C and runs where the CPU has both. */
 #ifndef DREDUCE_CPU_LANES_H
 #define DREDUCE_CPU_LANES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     const char *name; /* "portable", "sse2", "avx" */
@@ -28,6 +29,10 @@ typedef struct {
                          double *hi);
     double (*m2_smm_f32)(const float *u, size_t ku, double mean, const float *v, size_t k, double *sum, double *lo,
                          double *hi);
+    /* float16 bits p[0..m) widened as dr_f16_to_f32 widens each (exact; a NaN the canonical one), to float and to
+     * double: the 16-bit floats' blocks go through these before the loops above. */
+    void (*widen_f16_f32)(const uint16_t *p, size_t m, float *out);
+    void (*widen_f16_f64)(const uint16_t *p, size_t m, double *out);
 } dr_cpu_lanes_t;
 
 /* The widest version this CPU runs (chosen on the first call), or the one dr_cpu_lanes_use chose. */

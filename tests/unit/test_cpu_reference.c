@@ -728,6 +728,48 @@ static void test_stats_lanes_specials(uint64_t *rng)
     dr_cpu_lanes_use(widest);
 }
 
+/* float16 widening (the 16-bit floats' blocks): every version this CPU runs gives dr_f16_to_f32's bits for every one
+ * of the 65536 values, to float and to double (double of that float), at every start and length around its step of
+ * eight (F16C in the AVX version: NaN payloads made canonical, subnormals exact). */
+static void test_widen_f16(void)
+{
+    enum { N = 65536 + 16 };
+    uint16_t *h = malloc(N * sizeof *h);
+    float *f = malloc(N * sizeof *f);
+    double *d = malloc(N * sizeof *d);
+    CHECK(h && f && d, "out of memory");
+    if (!h || !f || !d) return;
+    for (size_t i = 0; i < N; ++i) h[i] = (uint16_t)i; /* every value, then 0..15 again */
+    for (int v = 0; dr_cpu_lanes_at(v); ++v) {
+        const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
+        if (!dr_cpu_lanes_runs(lanes)) continue;
+        for (size_t start = 0; start < 9; ++start)
+            for (size_t len = N - 16 - start; len <= N - start; len += 7) {
+                memset(f, 0xa5, N * sizeof *f);
+                memset(d, 0xa5, N * sizeof *d);
+                lanes->widen_f16_f32(h + start, len, f + start);
+                lanes->widen_f16_f64(h + start, len, d + start);
+                size_t bad = N;
+                for (size_t i = start; i < start + len && bad == N; ++i) {
+                    const float w = dr_f16_to_f32(h[i]);
+                    const double wd = (double)w;
+                    if (memcmp(&f[i], &w, 4) || memcmp(&d[i], &wd, 8)) bad = i;
+                }
+                CHECK(bad == N, "%s lanes widen float16 0x%04x (start %zu, length %zu): %a / %a, dr_f16_to_f32 %a",
+                      lanes->name, bad < N ? h[bad] : 0, start, len, bad < N ? (double)f[bad] : 0.0,
+                      bad < N ? d[bad] : 0.0, bad < N ? (double)dr_f16_to_f32(h[bad]) : 0.0);
+                const uint32_t poison = 0xa5a5a5a5u;
+                CHECK(start == 0 || !memcmp(&f[start - 1], &poison, 4), "%s lanes widen wrote before its start",
+                      lanes->name);
+                CHECK(start + len == N || !memcmp(&f[start + len], &poison, 4), "%s lanes widen wrote past its end",
+                      lanes->name);
+            }
+    }
+    free(h);
+    free(f);
+    free(d);
+}
+
 /* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
 static void test_nan_data(uint64_t *rng, void *buf)
 {
@@ -975,6 +1017,7 @@ int main(void)
     test_arg_arrays(&rng);
     test_stats_model(&rng);
     test_stats_lanes_specials(&rng);
+    test_widen_f16();
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
