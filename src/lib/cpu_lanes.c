@@ -8,6 +8,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DR_LANES_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -173,10 +174,19 @@ static const dr_cpu_lanes_t *const versions[] = {&lanes_portable, &lanes_sse2, &
 static const dr_cpu_lanes_t *const versions[] = {&lanes_portable, NULL};
 #endif
 
+#if DR_LANES_X86
+/* F16C from CPUID leaf 1 (ECX bit 29): clang's __builtin_cpu_supports does not know "f16c". */
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+}
+#endif
+
 int dr_cpu_lanes_runs(const dr_cpu_lanes_t *lanes)
 {
 #if DR_LANES_X86
-    if (lanes == &lanes_avx) return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    if (lanes == &lanes_avx) return __builtin_cpu_supports("avx") && has_f16c();
 #endif
     for (int i = 0; versions[i]; ++i)
         if (lanes == versions[i]) return 1;
