@@ -4,18 +4,20 @@
  *
  *   mpirun -np 1 dreduce-host-bench [-n ELEMENTS] [--reps R]        (defaults: 256 Mi elements, 9 repetitions)
  *
- * Rows, for float32 and float64, sum and stats: the ceiling loop; a CPU context (dreduce_reduce of a pageable
- * array); and where a GPU is visible, a GPU context with each cfg.host_path (cpu, gpu, split, auto) on pageable and
- * on pinned memory. Every context binds its process to its share of the node (bind auto), so the loop's OpenMP
- * threads run on the CPU context's cores, as many as its threads. Each row is the median and the best of R whole
- * calls on the host clock (after one untimed call, which for auto and split also measures the paths), in GB/s of
- * input, and its ratio to the ceiling that bounds it: the loop for the CPU paths, the copy rate of the same memory
- * for the GPU path, their sum for split and auto. The data (multiples of 0.5 below 500) sum exactly in float64:
- * every row's sum must be the same number, and the benchmark fails if one is not. */
-#define _POSIX_C_SOURCE 200809L
+ * Rows, for float32 and float64, sum and stats: the ceiling loop; a CPU context (dreduce_reduce of a pageable array); a
+ * CPU context with bind workers, timed under the launcher's binding (the process's affinity when it started), as a
+ * caller that keeps its binding (Python's default) runs it; and where a GPU is visible, a GPU context with each
+ * cfg.host_path (cpu, gpu, split, auto) on pageable and on pinned memory. The other contexts bind the process to its
+ * share of the node (bind auto), so the loop's OpenMP threads run on the CPU context's cores, as many as its threads.
+ * Each row is the median and the best of R whole calls on the host clock (after one untimed call, which for auto and
+ * split also measures the paths), in GB/s of input, and its ratio to the ceiling that bounds it: the loop for the CPU
+ * paths, the copy rate of the same memory for the GPU path, their sum for split and auto. The data (multiples of 0.5
+ * below 500) sum exactly in float64: every row's sum must be the same number, and the benchmark fails if one is not. */
+#define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +63,13 @@ static rate_t time_reduce(dreduce_context_t *ctx, const void *buf, size_t n, dr_
     return rate_of(sec, reps, n * dreduce_dtype_size(t));
 }
 
-static dreduce_context_t *make(dr_device_choice_t dev, dr_host_path_t path)
+static dreduce_context_t *make(dr_device_choice_t dev, dr_host_path_t path, dr_bind_choice_t bind)
 {
     dreduce_config_t cfg;
     dreduce_config_init(&cfg);
     cfg.device = dev;
     cfg.host_path = path;
-    cfg.bind = DR_BINDOPT_AUTO;
+    cfg.bind = bind;
     dreduce_context_t *c = NULL;
     if (dreduce_create(MPI_COMM_SELF, &cfg, &c) != DR_OK) MPI_Abort(MPI_COMM_WORLD, 3);
     return c;
@@ -110,11 +112,20 @@ int main(int argc, char **argv)
     static const dr_host_path_t path_of[4] = {DR_HOST_PATH_CPU, DR_HOST_PATH_GPU, DR_HOST_PATH_SPLIT,
                                               DR_HOST_PATH_AUTO};
     static const char *const path_name[4] = {"cpu", "gpu", "split", "auto"};
-    for (int p = 0; gpu && p < 4; ++p) paths[p] = make(DR_DEVICE_GPU, path_of[p]);
-    dreduce_context_t *cpu = make(DR_DEVICE_CPU, DR_HOST_PATH_AUTO); /* last: its binding is the loop's */
+    /* The launcher's binding, before the bind-auto contexts widen the process to its share: the workers context's
+     * rows run under it, as a caller that keeps its binding (Python's default) does. */
+    cpu_set_t launched;
+    const int have_launched = sched_getaffinity(0, sizeof launched, &launched) == 0;
+    dreduce_context_t *workers = make(DR_DEVICE_CPU, DR_HOST_PATH_AUTO, DR_BINDOPT_WORKERS);
+    for (int p = 0; gpu && p < 4; ++p) paths[p] = make(DR_DEVICE_GPU, path_of[p], DR_BINDOPT_AUTO);
+    dreduce_context_t *cpu = make(DR_DEVICE_CPU, DR_HOST_PATH_AUTO, DR_BINDOPT_AUTO); /* last: its binding is the loop's */
+    cpu_set_t share;
+    const int have_share = sched_getaffinity(0, sizeof share, &share) == 0;
     dreduce_context_info_t ci, gi;
     dreduce_context_info(cpu, &ci);
     if (gpu) dreduce_context_info(paths[0], &gi);
+    dreduce_context_info_t wi;
+    dreduce_context_info(workers, &wi);
     const int threads = ci.threads;
     double *sec = malloc((size_t)reps * sizeof *sec);
     void *pageable = malloc(n * 8), *pinned = NULL, *dev = NULL;
@@ -130,6 +141,8 @@ int main(int argc, char **argv)
     printf("command: mpirun -np 1 dreduce-host-bench -n %zu --reps %d\n", n, reps);
     printf("CPU context: %d threads on %s; loop: the same %d threads under the same binding\n", threads, ci.share,
            threads);
+    printf("CPU context, bind workers: %d threads placed on %s, the caller on the launcher's %d CPUs\n", wi.threads,
+           wi.share, have_launched ? CPU_COUNT(&launched) : 0);
     if (gpu) printf("GPU context: %s, CPU path %d threads on %s\n", gi.device_name, gi.threads, gi.share);
     else printf("no GPU visible: the CPU rows only\n");
     for (int ti = 0; ti < 2; ++ti) {
@@ -168,6 +181,15 @@ int main(int argc, char **argv)
             snprintf(what, sizeof what, "CPU context");
             row(what, "pageable", time_reduce(cpu, pageable, n, t, op, reps, sec, want, what, &tm), loop.median,
                 "the loop");
+            if (have_launched && have_share && sched_setaffinity(0, sizeof launched, &launched) == 0) {
+                snprintf(what, sizeof what, "CPU context, bind workers");
+                const rate_t r = time_reduce(workers, pageable, n, t, op, reps, sec, want, what, &tm);
+                if (sched_setaffinity(0, sizeof share, &share) != 0) {
+                    fprintf(stderr, "dreduce-host-bench: cannot bind back to the share\n");
+                    MPI_Abort(MPI_COMM_WORLD, 3);
+                }
+                row(what, "pageable", r, loop.median, "the loop");
+            }
             if (!gpu) continue;
             if (oi == 0) {
                 row("H2D copy (cudaMemcpy)", "pageable", copy[0], 0, "");
@@ -203,6 +225,7 @@ int main(int argc, char **argv)
     for (int p = 0; p < 4; ++p)
         if (paths[p]) dreduce_destroy(paths[p]);
     dreduce_destroy(cpu);
+    dreduce_destroy(workers);
     if (pinned) cudaFreeHost(pinned);
     if (dev) cudaFree(dev);
     free(pageable);

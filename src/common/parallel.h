@@ -23,10 +23,11 @@ int dr_parallel_cpus_add(dr_parallel_cpus_t *s, int cpu);
 int dr_parallel_run(int nthreads, void (*fn)(void *ctx, int i, int nthreads), void *ctx);
 
 /* dr_parallel_run with the slices placed on cpus (NULL or empty: as dr_parallel_run): each of several slices runs on
- * a thread created with affinity cpus while the caller's thread only waits, so the caller's own binding is neither
- * used nor changed. A single slice runs on the caller's thread: callers ask for one where the work is too small to
- * pay for starting a thread, or when told to use one thread. Returns as dr_parallel_run; a slice whose thread could
- * not be started runs on the caller's thread. */
+ * a thread with affinity cpus while the caller's thread only waits. The caller's thread has affinity cpus while it
+ * creates them, so that the kernel starts each on an idle CPU of the set, and its own affinity back before they are
+ * joined. A single slice runs on the caller's thread: callers ask for one where the work is too small to pay for
+ * starting a thread, or when told to use one thread. Returns as dr_parallel_run; a slice whose thread could not be
+ * started runs on the caller's thread. */
 int dr_parallel_run_on(int nthreads, const dr_parallel_cpus_t *cpus, void (*fn)(void *ctx, int i, int nthreads),
                        void *ctx);
 
