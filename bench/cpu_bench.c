@@ -8,8 +8,10 @@
  * pages local to the thread that reads them) and read once per repetition; each line gives the median and the best
  * of R repetitions in GB/s (input bytes / seconds), and the backend's median as a percentage of the ceiling's. Then
  * the float rows whose rules a plain loop does not have (min, max, argmin, argmax, stats of float32, float64 and
- * float16; the data have no NaN), each against the read loop of its type (float16: float32's); stats also with each narrower vector width of its lanes
- * that the CPU runs (the backend takes the widest), and the report's header names the widest. */
+ * float16; the data have no NaN), each against the read loop of its type (float16: float32's); stats also with each
+ * narrower vector width of its lanes that the CPU runs (the backend takes the widest), and the report's header names
+ * the widest. Last the NaN policy (nan_rows): sum, min, argmin and stats of each float type with NaN propagated and
+ * omitted, on data without NaN and with 1%. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
@@ -71,6 +73,59 @@ static int stats_lanes_rows(dr_dtype_t dtype, const void *in, size_t n, int thre
         }
     }
     dr_cpu_lanes_use(widest);
+    return bad;
+}
+
+/* The NaN policy: each (float type, op) with NaN propagated and with NaN omitted (dr_cpu_reduce_on, DR_NAN_OMIT), on
+ * the same NaN-free data, and omitted again on a copy with 1% of its elements NaN (every 100th, from a seeded
+ * start). The three are timed in turn within each repetition, so that the machine's drift falls on all of them.
+ * Returns 1 where the omitting reduction of the NaN-free data does not count 0 NaN, or of the copy not its NaN. */
+static int nan_rows(dr_dtype_t dt, const void *in, size_t n, int threads, int reps)
+{
+    static const struct {
+        dr_op_t op;
+        const char *name;
+    } ops[] = {{DR_SUM, "sum"}, {DR_MIN, "min"}, {DR_ARGMIN, "argmin"}, {DR_STATS, "stats"}};
+    const size_t es = dr_dtype_size(dt), bytes = n * es;
+    char *holed = malloc(bytes);
+    double *s3 = malloc(3 * (size_t)reps * sizeof *s3);
+    if (!holed || !s3) {
+        fprintf(stderr, "dreduce-cpu-bench: cannot allocate %zu bytes for the NaN rows\n", bytes);
+        free(holed);
+        free(s3);
+        return 1;
+    }
+    memcpy(holed, in, bytes);
+    const uint64_t nan_bits = dt == DR_FLOAT64 ? 0x7ff8000000000000ull : dt == DR_FLOAT32 ? 0x7fc00000u : 0x7e00u;
+    size_t holes = 0;
+    for (size_t i = 17; i < n; i += 100, ++holes) /* little-endian: the low es bytes are the NaN */
+        memcpy(holed + i * es, &nan_bits, es);
+    int bad = 0;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; ++k) {
+        const dr_acc_kind_t acc = dr_acc_select(dt, ops[k].op, DR_ACC_WIDE);
+        dr_partial_t out;
+        uint64_t depth = 0, nans[3] = {0, 0, 0};
+        for (int r = -1; r < reps; ++r)
+            for (int w = 0; w < 3; ++w) {
+                const double t0 = now_s();
+                dr_cpu_reduce_on(dt, ops[k].op, acc, w ? DR_NAN_OMIT : DR_NAN_PROPAGATE, w == 2 ? holed : in, n, 0,
+                                 threads, NULL, &out, &depth, &nans[w]);
+                if (r >= 0) s3[w * reps + r] = now_s() - t0;
+            }
+        rate_t rate[3];
+        for (int w = 0; w < 3; ++w) rate[w] = rate_of(s3 + w * reps, reps, bytes);
+        char name[48];
+        snprintf(name, sizeof name, "%s %s", dr_dtype_name(dt), ops[k].name);
+        printf("%-22s %10.2f %10.2f %6.2fx %10.2f %6.2fx\n", name, rate[0].median, rate[1].median,
+               rate[0].median / rate[1].median, rate[2].median, rate[0].median / rate[2].median);
+        if (nans[1] != 0 || nans[2] != holes) {
+            printf("FAIL %s with NaN omitted: counted %" PRIu64 " and %" PRIu64 " NaN, expected 0 and %zu\n", name,
+                   nans[1], nans[2], holes);
+            bad = 1;
+        }
+    }
+    free(holed);
+    free(s3);
     return bad;
 }
 
@@ -215,6 +270,11 @@ int main(int argc, char **argv)
                 bad |= stats_lanes_rows(dt, in, n, threads, reps, sec, bytes, loop.median, &out.stats);
         }
     }
+    printf("\nNaN policy: GB/s (median); omitted against propagated, time ratio (1.00x: free)\n");
+    printf("%-22s %10s %10s %7s %10s %7s\n", "case", "propagate", "omit", "", "omit, 1%", "");
+    for (int t = 0; t < 3; ++t)
+        bad |= nan_rows(t == 2 ? DR_FLOAT16 : t ? DR_FLOAT64 : DR_FLOAT32,
+                        t == 2 ? (const void *)h : t ? (const void *)g : (const void *)f, n, threads, reps);
     free(h);
     free(g);
     free(f);

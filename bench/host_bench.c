@@ -118,7 +118,8 @@ int main(int argc, char **argv)
     const int have_launched = sched_getaffinity(0, sizeof launched, &launched) == 0;
     dreduce_context_t *workers = make(DR_DEVICE_CPU, DR_HOST_PATH_AUTO, DR_BINDOPT_WORKERS);
     for (int p = 0; gpu && p < 4; ++p) paths[p] = make(DR_DEVICE_GPU, path_of[p], DR_BINDOPT_AUTO);
-    dreduce_context_t *cpu = make(DR_DEVICE_CPU, DR_HOST_PATH_AUTO, DR_BINDOPT_AUTO); /* last: its binding is the loop's */
+    /* last: its binding is the loop's */
+    dreduce_context_t *cpu = make(DR_DEVICE_CPU, DR_HOST_PATH_AUTO, DR_BINDOPT_AUTO);
     cpu_set_t share;
     const int have_share = sched_getaffinity(0, sizeof share, &share) == 0;
     dreduce_context_info_t ci, gi;

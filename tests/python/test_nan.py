@@ -9,7 +9,8 @@ empty), and compares the answer under nan="omit" with NumPy's nan* function of t
   the "propagate" one, and the NaN count is 0);
 - data sets: no NaN, ~1% NaN, NaN on some ranks' slices only, one rank's slice all NaN, every element NaN, NaN with
   +inf and -inf, NaN with +inf only, NaN with signed zeros, quiet and signalling NaN payloads of both signs (bit
-  patterns written directly), and one float32 array of 100003 elements with ~1% NaN;
+  patterns written directly), a few runs of NaN in 70001 elements (most of the CPU backend's 2048- and 32768-element
+  pieces without NaN, some with; the extremes just after a run), and one float32 array of 100003 elements with ~1% NaN;
 - ops, against the NumPy function on the whole array:
   sum (acc="wide"; acc="exact" bit for bit against the correctly rounded sum of the non-NaN float64 values,
   math.fsum), prod (np.nanprod), min, max (np.nanmin/np.nanmax, exact; zeros by value, the sign by dreduce's rule:
@@ -60,7 +61,7 @@ import test_distrib as D
 COMM, RANK, SIZE = T.COMM, T.RANK, T.SIZE
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
 OTHERS = ["int32", "bool"]
-DATASETS = ["clean", "sparse", "some_ranks", "one_rank_all", "all", "inf", "posinf", "zeros", "payloads"]
+DATASETS = ["clean", "sparse", "some_ranks", "one_rank_all", "all", "inf", "posinf", "zeros", "payloads", "clustered"]
 QS = [0.0, 1.0, 0.5, 0.25, 0.9, 0.3337]
 BINS = 16
 RANGE = (-1.5, 2.25)  # exact in every float type
@@ -98,7 +99,7 @@ def whole_array(dtype, ds, kind="values", n=None):
     key = f"{dtype} {ds} {kind} {n}"
     rng = np.random.default_rng([zlib.crc32(key.encode()), 43])
     if n is None:
-        n = {"all": 301, "zeros": 1500}.get(ds, 2000)
+        n = {"all": 301, "zeros": 1500, "clustered": 70001}.get(ds, 2000)
     c = cuts_of(n, key)
     if dtype == "bool":
         return rng.random(n) < 0.5, c
@@ -129,8 +130,14 @@ def whole_array(dtype, ds, kind="values", n=None):
             nan[:n // 3] = True
     elif ds == "all":
         nan[:] = True
+    elif ds == "clustered":  # a few runs of NaN (1 to 40 long), across 2048 and 32768 (the CPU backend's pieces)
+        for start, length in [(2040, 17), (32760, 17), (int(rng.integers(0, n - 40)), 1),
+                              (int(rng.integers(0, n - 40)), 40)]:
+            nan[start:start + length] = True
     if ds == "zeros":  # signed zeros and 1.5: the minimum is a zero (dreduce's rule: -0.0 below +0.0)
         v = np.where(rng.random(n) < 0.8, np.where(rng.random(n) < 0.5, -0.0, 0.0), 1.5)
+    if ds == "clustered":  # the extremes just after a run of NaN: in a piece taken after one that held NaN
+        v[32790], v[32791] = 1e4, -1e4
     if ds in ("inf", "posinf"):
         v[rng.integers(0, n, 4)] = np.inf
         if ds == "inf":
@@ -171,6 +178,20 @@ def exact_sum(vals):
         return Fraction(0)
     den = max(d for _, d in ratios)
     return Fraction(sum(nu * (den // d) for nu, d in ratios), den)
+
+
+def exact_prod(vals):
+    """The product of float values as a fraction, rounded once to float64 (Python's int division rounds
+    correctly): the numerators multiplied pairwise as a tree (fast for thousands of them), the denominators (powers of
+    two) by adding their exponents."""
+    nums, shift = [], 0
+    for v in vals:
+        n, d = float(v).as_integer_ratio()
+        nums.append(n)
+        shift += d.bit_length() - 1
+    while len(nums) > 1:
+        nums = [nums[i] * nums[i + 1] for i in range(0, len(nums) - 1, 2)] + ([nums[-1]] if len(nums) % 2 else [])
+    return (nums[0] if nums else 1) / (1 << shift)
 
 
 def gamma(n, u=U):
@@ -314,7 +335,7 @@ class Case:
         if not np.isfinite(vals).all() or (vals == 0).any():
             want = float(quiet(np.nanprod, self.xf))
             return T.check(name, same_value(got, want) and (want != 0 or got == 0), f"got {got!r}, NumPy {want!r}")
-        exact = float(math.prod(Fraction(float(v)) for v in vals))
+        exact = exact_prod(vals)
         bound = gamma(max(vals.size, 1), u) * abs(exact)
         T.check(name, abs(got - exact) <= bound, f"got {got!r}, expected {exact!r} within {bound:g}")
 

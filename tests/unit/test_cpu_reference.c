@@ -459,12 +459,21 @@ static void test_min_max_rules(uint64_t *rng)
 /* Whole arrays through the CPU backend's float min and max (the SSE2 slices on x86-64) and stats' min and max,
  * against the select chain over the elements in order: arrays mixing -0 and +0, NaN of any payload, infinities,
  * small integers and random bit patterns, of lengths around the register and lane widths and larger, at 1 and 3
- * threads; the same bits. */
+ * threads; the same bits. float16 and bfloat16 too (widened a block at a time, then the float32 slices). */
+/* float16 bits of v: NaN, an infinity, or a value exact in float16 (the small integers and zeros below). */
+static uint16_t f16_of(double v)
+{
+    if (v != v) return 0x7e00u;
+    if (isinf(v)) return v > 0 ? 0x7c00u : 0xfc00u;
+    return dr_f32_to_f16_exact((float)v);
+}
+
 static void test_min_max_arrays(uint64_t *rng)
 {
     enum { MAXN = 5000 };
     static float f[MAXN];
     static double d[MAXN];
+    static uint16_t h[MAXN], bh[MAXN]; /* float16 and bfloat16 bits: widened a block at a time by the backend */
     for (int trial = 0; trial < 3000; ++trial) {
         const size_t n = trial % 50 == 0 ? MAXN - check_rand(rng) % 64 : check_rand(rng) % 70;
         const int mode = (int)(check_rand(rng) % 6);
@@ -485,13 +494,18 @@ static void test_min_max_arrays(uint64_t *rng)
                 const uint32_t b = (uint32_t)(r >> 32);
                 memcpy(&f[i], &b, 4);
             }
+            h[i] = mode == 5 ? (uint16_t)(r >> 16) : f16_of(v);
+            bh[i] = mode == 5 ? (uint16_t)(r >> 48) : (uint16_t)(dr_f32_to_bits((float)v) >> 16);
         }
         for (int is_max = 0; is_max < 2; ++is_max) {
-            float wf = is_max ? -INFINITY : INFINITY;
+            float wf = is_max ? -INFINITY : INFINITY, wh = wf, wb = wf;
             double wd = is_max ? -INFINITY : INFINITY;
             for (size_t i = 0; i < n; ++i) {
                 wf = is_max ? dr_max_select_f32(wf, f[i]) : dr_min_select_f32(wf, f[i]);
                 wd = is_max ? dr_max_select_f64(wd, d[i]) : dr_min_select_f64(wd, d[i]);
+                const float hv = dr_f16_to_f32(h[i]), bv = dr_bf16_to_f32(bh[i]);
+                wh = is_max ? dr_max_select_f32(wh, hv) : dr_min_select_f32(wh, hv);
+                wb = is_max ? dr_max_select_f32(wb, bv) : dr_min_select_f32(wb, bv);
             }
             const dr_op_t op = is_max ? DR_MAX : DR_MIN;
             for (int t = 1; t <= 3; t += 2) {
@@ -507,6 +521,16 @@ static void test_min_max_arrays(uint64_t *rng)
                           memcmp(&o.value.f64, &wd, 8) == 0,
                       "float64 %s of %zu elements (mode %d, %d threads) = %a, expected %a", is_max ? "max" : "min", n,
                       mode, t, o.value.f64, wd);
+                memset(&o, 0xa5, sizeof o);
+                CHECK(dr_cpu_reduce(DR_FLOAT16, op, DR_ACC_F32, h, n, 0, t, &o, &depth) == 0 &&
+                          memcmp(&o.value.f32, &wh, 4) == 0,
+                      "float16 %s of %zu elements (mode %d, %d threads) = %a, expected %a", is_max ? "max" : "min", n,
+                      mode, t, (double)o.value.f32, (double)wh);
+                memset(&o, 0xa5, sizeof o);
+                CHECK(dr_cpu_reduce(DR_BFLOAT16, op, DR_ACC_F32, bh, n, 0, t, &o, &depth) == 0 &&
+                          memcmp(&o.value.f32, &wb, 4) == 0,
+                      "bfloat16 %s of %zu elements (mode %d, %d threads) = %a, expected %a", is_max ? "max" : "min", n,
+                      mode, t, (double)o.value.f32, (double)wb);
                 if (n == 0) continue;
                 memset(&o, 0xa5, sizeof o);
                 const double want = wd != wd ? dr_bits_to_f64(0x7fffffffffffffffull) : wd;
