@@ -161,11 +161,14 @@ typedef struct {
                             (and count > 0), min and max are NaN, as np.nanmin/np.nanmax give (with a warning) */
 } dreduce_result_t;
 
-/* Times of the last dreduce_reduce on this rank, in milliseconds; NaN where this rank had no part in a level. */
+/* Times of the last reduction, histogram or quantile on this rank, in milliseconds; NaN where this rank had no part in
+ * a level (a histogram or quantile has passes, local, node, global, bcast and total). */
 typedef struct {
-    int passes;                           /* GPU kernel passes of one reduction (1 on the CPU backend) */
+    int passes;                           /* GPU kernel passes of one reduction (1 on the CPU backend); a histogram's
+                                             or quantile's counting passes (dreduce_dist_info_t has them all) */
     double pass_ms[DREDUCE_MAX_PASSES];   /* GPU: each pass (of the last chunk for host arrays); a GPU array's passes
-                                             are timed only with cfg.time_passes */
+                                             are timed only with cfg.time_passes. A histogram or quantile: each
+                                             counting pass's local time, on either backend */
     double local_ms;   /* this rank's reduction: every kernel pass of every chunk (a host array on the GPU path), the
                           CPU threads' time (the CPU backend; a host array on the CPU path), the wall time of both
                           sides (SPLIT); a GPU array without per-pass events: the host's time from launch to the
@@ -183,7 +186,8 @@ typedef struct {
     uint64_t chunks;   /* pieces the data came in (1 for a GPU array) */
     uint64_t bytes;    /* bytes this rank reduced */
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
-    uint64_t nan_count; /* NaN policy OMIT: NaN elements of this rank's part left out (0 under PROPAGATE) */
+    uint64_t nan_count; /* NaN policy OMIT: NaN elements of this rank's part left out (0 under PROPAGATE); a
+                           histogram's or quantile's: dreduce_dist_info_t.local_nan_count */
     int host_path;      /* a host array on a GPU context: the path it took (DR_HOST_PATH_CPU, _GPU or _SPLIT; never
                            AUTO); -1 for a GPU array, a file and on the CPU backend */
     int host_pinned;    /* that host array was pinned (page-locked or registered) memory: 1, pageable: 0; -1 else */

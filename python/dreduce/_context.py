@@ -732,9 +732,11 @@ class Context:
         _CAPTURE.take()
 
     def timings(self):
-        """Times of this rank's last reduce(), in milliseconds (NaN where this rank had no part in a level): local
-        (its own reduction), node / global / bcast (the combine's levels, waiting for slower ranks included), total
-        (the whole C call), pass_ms (each GPU kernel pass, where timed), and chunks, bytes, depth, nan_count (the
+        """Times of this rank's last reduce(), histogram(), quantile() or median(), in milliseconds (NaN where this
+        rank had no part in a level): local (its own reduction), node / global / bcast (the combine's levels, waiting
+        for slower ranks included), total (the whole C call), pass_ms (each GPU kernel pass, where timed; a histogram's
+        or quantile's counting passes, each one's local time: dist_info() has every pass and its combine), and chunks,
+        bytes, depth, nan_count (the
         NaN of this rank's part left out under nan="omit"; 0 otherwise). A host array on a GPU context also has
         load_ms (the whole local level), host_path ("cpu", "gpu" or "split": the path it took; None for other
         arrays), host_pinned, host_cpu_elems (elements the CPU threads reduced), host_cpu_ms and host_gpu_ms (each

@@ -748,7 +748,7 @@ static dr_status_t finish(dreduce_context_t *ctx, dr_status_t local, const dr_si
     return s;
 }
 
-static void reset_timings(dreduce_timings_t *tm)
+void dr_timings_reset(dreduce_timings_t *tm)
 {
     memset(tm, 0, sizeof *tm);
     tm->local_ms = tm->load_ms = tm->read_ms = tm->stage_ms = tm->node_ms = tm->global_ms = tm->bcast_ms =
@@ -848,7 +848,7 @@ static dr_status_t reduce_call(dreduce_context_t *ctx, const void *buf, uint64_t
     /* A bad dtype or op may be one rank's alone: like every other argument error it joins the combine flagged as
      * failed (include/dreduce.h, "Collectives"), so the other ranks return an error naming it instead of waiting. */
     const dr_status_t shape = check_shape(dtype, op, ctx->cfg.acc_mode);
-    reset_timings(&ctx->timings);
+    dr_timings_reset(&ctx->timings);
     ctx->have_partial = 0;
     dr_signature_t sig;
     make_signature(ctx, dtype, op, shape == DR_OK, count, &sig);
@@ -921,7 +921,7 @@ dr_status_t dreduce_reduce_fail(dreduce_context_t *ctx, dr_dtype_t dtype, dr_op_
     /* Whatever dtype and op say (the caller's reason may be that they are bad), this rank joins the combine. */
     const int shape_ok = (unsigned)dtype < DR_DTYPE_COUNT && (unsigned)op < DR_OP_COUNT && dr_op_valid(dtype, op) &&
                          dr_acc_mode_valid(dtype, op, ctx->cfg.acc_mode);
-    reset_timings(&ctx->timings);
+    dr_timings_reset(&ctx->timings);
     ctx->have_partial = 0;
     dr_signature_t sig;
     make_signature(ctx, dtype, op, shape_ok, 0, &sig);
@@ -1067,7 +1067,7 @@ dr_status_t dreduce_reduce_file(dreduce_context_t *ctx, const dreduce_file_t *fi
         return s;
     }
     dreduce_timings_t *tm = &ctx->timings;
-    reset_timings(tm);
+    dr_timings_reset(tm);
     ctx->have_partial = 0;
     memset(out, 0, sizeof *out);
     dr_signature_t sig;
@@ -1166,7 +1166,7 @@ void dreduce_timings(const dreduce_context_t *ctx, dreduce_timings_t *out)
 {
     if (!out) return;
     if (ctx) *out = ctx->timings;
-    else reset_timings(out);
+    else dr_timings_reset(out);
 }
 
 dr_status_t dreduce_set_nan(dreduce_context_t *ctx, dr_nan_policy_t nan)

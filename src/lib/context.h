@@ -48,6 +48,9 @@ struct dreduce_context {
     dr_host_rows_t host;    /* host arrays on a GPU context: the paths' rates measured so far (host_path.c) */
 };
 
+/* Timings before a call fills them: every level NaN (no part in it), no passes, no host path. */
+void dr_timings_reset(dreduce_timings_t *tm);
+
 /* Every rank of the context learns the worst status of any rank (watched by the --timeout watchdog as `phase`). */
 dr_status_t dr_context_agree(dreduce_context_t *ctx, dr_status_t s, const char *phase);
 

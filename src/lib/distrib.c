@@ -688,9 +688,13 @@ static void info_times(dreduce_context_t *ctx, dreduce_dist_info_t *info, const 
     info->local_ms = tm->local_ms;
     info->combine_ms = tm->combine_ms;
     info->total_ms = dr_now_ms() - t0;
-    /* The context's timings (dreduce_timings) for reports: the counting passes' levels summed. */
+    /* The context's timings (dreduce_timings) for reports: the counting passes, each one's local time, and their
+     * levels summed; nothing left of the call before (an automatic range's stats reduction, the last reduce). */
     dreduce_timings_t *t = &ctx->timings;
+    dr_timings_reset(t);
     t->passes = tm->passes;
+    for (int p = 0; p < tm->passes && p < DREDUCE_MAX_PASSES && p < DREDUCE_DIST_MAX_PASSES; ++p)
+        t->pass_ms[p] = tm->pass_local[p];
     t->local_ms = tm->local_ms;
     t->node_ms = tm->node_ms;
     t->global_ms = tm->global_ms;

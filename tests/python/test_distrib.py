@@ -491,6 +491,12 @@ def quantiles(ctx, label, dtype, ds, salt=0, full=True, place=None):
         why = "" if good else f"got {got!r}, np.quantile {want!r}"
         info = ctx.dist_info()
         nq = 1 if np.ndim(qq) == 0 else len(qq)
+        t = ctx.timings()
+        if good and (t["passes"] != info["passes"] or t["pass_ms"] != info["pass_local_ms"][:info["passes"]]
+                     or not all(math.isfinite(v) for v in t["pass_ms"]) or t["bytes"] != 0
+                     or not math.isnan(t["load_ms"])):
+            good, why = False, (f"timings() {t['passes']} passes {t['pass_ms']}, bytes {t['bytes']}, load_ms "
+                                f"{t['load_ms']}: not the counting passes of dist_info() {info['pass_local_ms']}")
         if good:
             if (info["count"], info["nan_count"]) != (x.size, int(np.isnan(xf).sum())):
                 good, why = False, f"dist_info count/nan_count {info['count']}/{info['nan_count']}"
