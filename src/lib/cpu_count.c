@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_lanes.h"
 #include "dtype.h"
 #include "parallel.h"
 
@@ -114,7 +115,10 @@ static void count_hist(const dr_count_pass_t *p, const void *edges, const void *
         case DR_UINT32: WIDEN(uint32_t, vd, AS_D); xd = vd; break;
         case DR_INT64: WIDEN(int64_t, vd, AS_D); xd = vd; break;
         case DR_UINT64: WIDEN(uint64_t, vd, AS_D); xd = vd; break;
-        case DR_FLOAT16: WIDEN(uint16_t, vf, dr_f16_to_f32); xf = vf; break;
+        case DR_FLOAT16: /* F16C where the CPU has it (cpu_lanes.c): dr_f16_to_f32's bits */
+            dr_cpu_lanes()->widen_f16_f32((const uint16_t *)in + b0, m, vf);
+            xf = vf;
+            break;
         case DR_BFLOAT16: WIDEN(uint16_t, vf, dr_bf16_to_f32); xf = vf; break;
         case DR_FLOAT32: xf = (const float *)in + b0; break;
         case DR_FLOAT64: xd = (const double *)in + b0; break;
