@@ -84,6 +84,45 @@ static inline uint64_t hist_slot(int64_t bin, uint32_t bins)
         }                                                                                                      \
     } while (0)
 
+/* float16 with NumPy's own estimate (exact_estimate: many bins, where (x - first) * scale is too coarse): the slot
+ * of each element of x[0..m), as dr_hist_bin_f16 gives it, the estimate taken a step at a time over the block so
+ * that its arithmetic and its roundings to float16 (cpu_lanes.c: F16C where the CPU has it) go a vector at a time.
+ * Element by element that estimate read a 256-bin float16 histogram at 0.1 GB/s on 2 EPYC cores. */
+static void f16_exact_slots(const dr_hist_plan_t *h, const float *edges, const float *x, size_t m, int32_t *slot)
+{
+    float t[DR_COUNT_BLOCK];
+    double f[DR_COUNT_BLOCK];
+    const dr_cpu_lanes_t *lanes = dr_cpu_lanes();
+    const float first = (float)h->first, last = (float)h->last;
+    for (size_t i = 0; i < m; ++i) t[i] = x[i] - first; /* outside the range or NaN: computed, not used */
+    lanes->round_f16(t, m);
+    if (h->in_type) {
+        const float denom = (float)h->denom, bins_t = (float)h->bins_t;
+        for (size_t i = 0; i < m; ++i) t[i] = t[i] / denom;
+        lanes->round_f16(t, m);
+        for (size_t i = 0; i < m; ++i) t[i] = t[i] * bins_t;
+        lanes->round_f16(t, m);
+        for (size_t i = 0; i < m; ++i) f[i] = (double)t[i];
+    } else {
+        for (size_t i = 0; i < m; ++i) f[i] = (double)t[i] / h->denom * (double)h->bins;
+    }
+    for (size_t i = 0; i < m; ++i) {
+        const float v = x[i];
+        int64_t bin;
+        if (v != v) {
+            bin = DR_HIST_NAN;
+        } else if (v < first) {
+            bin = DR_HIST_BELOW;
+        } else if (v > last) {
+            bin = DR_HIST_ABOVE;
+        } else {
+            bin = dr_hist_trunc(f[i], h->bins);
+            DR_HIST_CORRECT(bin, v, edges, h->bins);
+        }
+        slot[i] = (int32_t)hist_slot(bin, h->bins);
+    }
+}
+
 static void count_hist(const dr_count_pass_t *p, const void *edges, const void *in, size_t b, size_t e, uint64_t *c,
                        size_t copies)
 {
@@ -129,6 +168,7 @@ static void count_hist(const dr_count_pass_t *p, const void *edges, const void *
 #undef AS_D
         if (fast && xf) DR_HIST_FAST(float, h, xf, m, slot);
         else if (fast) DR_HIST_FAST(double, h, xd, m, slot);
+        else if (p->dtype == DR_FLOAT16 && h->exact_estimate) f16_exact_slots(h, ef, xf, m, slot);
         else
             for (size_t i = 0; i < m; ++i) slot[i] = -1;
 #define RULES_F16(i) dr_hist_bin_f16(h, ef, xf[i])

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "accum.h"
+#include "distrib.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DR_LANES_X86 1
@@ -21,7 +22,7 @@
     DR_LANES_FUNCS(NAME, f32, float, TARGET, V, W, LD32, ST, SET1, ADD, SUB, MUL, MIN, MAX)                    \
     static const dr_cpu_lanes_t lanes_##NAME = {#NAME, smm_f64_##NAME, smm_f32_##NAME, m2_f64_##NAME,           \
                                                 m2_f32_##NAME, m2_smm_f64_##NAME, m2_smm_f32_##NAME,            \
-                                                widen_f16_f32_##WIDEN, widen_f16_f64_##WIDEN};
+                                                widen_f16_f32_##WIDEN, widen_f16_f64_##WIDEN, round_f16_##WIDEN};
 
 #define DR_LANES_FUNCS(NAME, TN, T, TARGET, V, W, LD, ST, SET1, ADD, SUB, MUL, MIN, MAX)                        \
     TARGET static void smm_##TN##_##NAME(const T *v, size_t k, double *sum, double *lo, double *hi)            \
@@ -117,6 +118,10 @@ static void widen_f16_f64_scalar(const uint16_t *p, size_t m, double *out)
 {
     for (size_t i = 0; i < m; ++i) out[i] = (double)dr_f16_to_f32(p[i]);
 }
+static void round_f16_scalar(float *v, size_t m)
+{
+    for (size_t i = 0; i < m; ++i) v[i] = dr_round_f16(v[i]);
+}
 
 /* Portable C: one double per lane (compilers vectorize the sums but not the compares, which IEEE's NaN and signed
  * zeros keep from being plain min/max). */
@@ -168,6 +173,15 @@ __attribute__((target("avx,f16c"))) static void widen_f16_f64_f16c(const uint16_
         _mm256_storeu_pd(out + i + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
     }
     widen_f16_f64_scalar(p + i, m - i, out + i);
+}
+/* To float16 and back, rounding to nearest even (vcvtps2ph's immediate 0): dr_round_f16's values, infinity past
+ * 65504 and subnormal halves included. */
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(float *v, size_t m)
+{
+    size_t i = 0;
+    for (; m - i >= 8; i += 8)
+        _mm256_storeu_ps(v + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT)));
+    round_f16_scalar(v + i, m - i);
 }
 DR_LANES_VERSION(avx, __attribute__((target("avx"))), __m256d, 4, _mm256_loadu_pd, A_LD32, _mm256_storeu_pd,
                  _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_min_pd, _mm256_max_pd, f16c)

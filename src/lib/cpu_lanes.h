@@ -5,7 +5,7 @@
  * k % 8 tail elements go to lanes 0, 1, ...; then the tree j + 4, j + 2, j + 1), so the bits of a result never depend
  * on the machine; only the speed does. The baseline's stats are compute-bound where a core reads fast (float32 stats
  * 13 GB/s against a 28 GB/s read loop on 2 cores of an AVX-512 EPYC; 26 GB/s with AVX), which is why the wider
- * version exists. The AVX version also widens float16 by F16C and runs where the CPU has both. */
+ * version exists. The AVX version also widens float16, and rounds to it, by F16C, and runs where the CPU has both. */
 #ifndef DREDUCE_CPU_LANES_H
 #define DREDUCE_CPU_LANES_H
 
@@ -33,6 +33,9 @@ typedef struct {
      * double: the 16-bit floats' blocks go through these before the loops above. */
     void (*widen_f16_f32)(const uint16_t *p, size_t m, float *out);
     void (*widen_f16_f64)(const uint16_t *p, size_t m, double *out);
+    /* v[0..m) each rounded to float16's grid as dr_round_f16 rounds it (to nearest, ties to even; past 65504 to
+     * infinity), in place: a float16 histogram's estimate in NumPy's own arithmetic (cpu_count.c). */
+    void (*round_f16)(float *v, size_t m);
 } dr_cpu_lanes_t;
 
 /* The widest version this CPU runs (chosen on the first call), or the one dr_cpu_lanes_use chose. */

@@ -9,7 +9,8 @@
  * at least 65536 elements: one thread) and, every eighth case, 140000 to 200000 (2 and 3 threads: slices that end
  * inside a block, keeping threads sharing the keep buffer's atomic position). Plans with few and many bins, the fast
  * estimate with small and large margins, and the exact estimate; digit passes of every position, the first (every
- * element counted) and later ones with 1, 3 and 7 groups (7: the binary search), keeping and not. */
+ * element counted) and later ones with 1, 3 and 7 groups (7: the binary search), keeping and not. And every float16
+ * value at once through the exact estimate with many bins. */
 #include <math.h>
 
 #include "check.h"
@@ -197,6 +198,42 @@ static void test_hist(uint64_t *rng, void *buf, float *ef, double *ed, uint64_t 
         }
 }
 
+/* float16 with NumPy's own estimate (exact_estimate), every one of the 65536 values at once, over plans whose bins
+ * are many enough for the estimate to stray past a neighbouring bin (where only the estimate's every rounding gives
+ * the model's bin; the random cases above keep float16 at 256 bins or fewer, where the correction hides a wrong
+ * estimate): in the bin type throughout (odd bins, make_hist's in_type) and in float64 after the difference. */
+static void test_f16_exact_all(uint16_t *buf, float *ef, double *ed, uint64_t *got, uint64_t *want)
+{
+    static const struct {
+        double first, last;
+        uint32_t bins;
+    } plans[] = {{-3, 7.5, 1000}, {-3, 7.5, 4097}, {-60000, 60000, 20000}, {-60000, 60000, 301},
+                 {0.001, 2, 65535}, {1000, 1100, 4096}, {-1, 1, 9999}};
+    const size_t n = 65536;
+    for (size_t i = 0; i < n; ++i) buf[i] = (uint16_t)i;
+    for (size_t k = 0; k < sizeof plans / sizeof plans[0]; ++k) {
+        dr_count_pass_t p;
+        make_hist(DR_FLOAT16, plans[k].first, plans[k].last, plans[k].bins, 1, 0, &p, ef, ed);
+        const size_t words = (size_t)dr_count_words(&p);
+        memset(want, 0, words * sizeof *want);
+        for (size_t i = 0; i < n; ++i) {
+            const int64_t b = dr_hist_bin_f16(&p.hist, ef, dr_f16_to_f32(buf[i]));
+            ++want[b >= 0 ? (uint64_t)b : plans[k].bins + (uint64_t)(-b - 1)];
+        }
+        for (int threads = 1; threads <= 3; threads += 2) {
+            memset(got, 0, words * sizeof *got);
+            const dr_status_t s = dr_cpu_count_on(&p, ef, buf, n, threads, NULL, got);
+            size_t bad = words;
+            for (size_t w = 0; w < words && bad == words; ++w)
+                if (got[w] != want[w]) bad = w;
+            CHECK(s == DR_OK && bad == words,
+                  "every float16, %u bins over [%g, %g] (exact estimate, in_type %d), %d threads: count %zu is %llu, "
+                  "the model's %llu", plans[k].bins, p.hist.first, p.hist.last, p.hist.in_type, threads, bad,
+                  bad < words ? (unsigned long long)got[bad] : 0ull, bad < words ? (unsigned long long)want[bad] : 0ull);
+        }
+    }
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -305,6 +342,7 @@ int main(void)
     static double ed[65537];
     static uint64_t got[65536 + 3], want[65536 + 3];
     test_hist(&rng, buf, ef, ed, got, want);
+    test_f16_exact_all((uint16_t *)buf, ef, ed, got, want);
     test_digits(&rng, buf, keep, got, want, ka, kb);
     return check_summary("test_cpu_count");
 }

@@ -10,6 +10,7 @@
 #include "options.h"
 #include "accum.h"
 #include "datagen.h"
+#include "distrib.h"
 #include "table.h"
 #include "reference.h"
 
@@ -794,6 +795,53 @@ static void test_widen_f16(void)
     free(d);
 }
 
+/* Rounding to float16's grid (a float16 histogram's estimate, cpu_count.c): every version this CPU runs gives
+ * dr_round_f16's bits for every float32 near each float16 value (the value, the halfway points to its neighbours and
+ * a step either side of them: ties to even, subnormal halves, 65504 to 65520 and past it), infinities, zeros of both
+ * signs and random bits, at every start and length around its step of eight. NaN stay NaN. */
+static void test_round_f16(uint64_t *rng)
+{
+    enum { N = 65536 * 7 + 4096 };
+    float *src = malloc(N * sizeof *src), *v = malloc(N * sizeof *v);
+    CHECK(src && v, "out of memory");
+    if (!src || !v) return;
+    size_t n = 0;
+    for (uint32_t h = 0; h < 0x7c00u; ++h) { /* each finite positive half, and its negative below */
+        const float x = dr_f16_to_f32((uint16_t)h);
+        const float next = h + 1 < 0x7c00u ? dr_f16_to_f32((uint16_t)(h + 1)) : 65536.0f;
+        const float mid = x + (next - x) * 0.5f; /* exact in float32 */
+        const float near[] = {x, mid, nextafterf(mid, 0.0f), nextafterf(mid, INFINITY), nextafterf(x, INFINITY)};
+        for (size_t k = 0; k < sizeof near / sizeof near[0]; ++k) src[n++] = near[k], src[n++] = -near[k];
+    }
+    src[n++] = INFINITY, src[n++] = -INFINITY, src[n++] = 0.0f, src[n++] = -0.0f, src[n++] = 65520.0f, src[n++] = 1e30f;
+    while (n < N) {
+        const uint32_t b = (uint32_t)check_rand(rng);
+        float x;
+        memcpy(&x, &b, 4);
+        src[n++] = x;
+    }
+    for (int ver = 0; dr_cpu_lanes_at(ver); ++ver) {
+        const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(ver);
+        if (!dr_cpu_lanes_runs(lanes)) continue;
+        for (size_t start = 0; start < 9; ++start)
+            for (size_t len = N - 16 - start; len <= N - start; len += 7) {
+                memcpy(v, src, N * sizeof *v);
+                lanes->round_f16(v + start, len);
+                size_t bad = N;
+                for (size_t i = 0; i < N && bad == N; ++i) {
+                    const int inside = i >= start && i < start + len;
+                    const float w = inside ? dr_round_f16(src[i]) : src[i];
+                    if (w != w ? v[i] == v[i] : memcmp(&v[i], &w, 4) != 0) bad = i;
+                }
+                CHECK(bad == N, "%s lanes round %a to float16 (start %zu, length %zu): %a, dr_round_f16 %a",
+                      lanes->name, bad < N ? (double)src[bad] : 0.0, start, len, bad < N ? (double)v[bad] : 0.0,
+                      bad < N ? (double)dr_round_f16(src[bad]) : 0.0);
+            }
+    }
+    free(src);
+    free(v);
+}
+
 /* NaN through the whole pipeline: const:nan data, and a NaN planted anywhere in a generated buffer. */
 static void test_nan_data(uint64_t *rng, void *buf)
 {
@@ -1042,6 +1090,7 @@ int main(void)
     test_stats_model(&rng);
     test_stats_lanes_specials(&rng);
     test_widen_f16();
+    test_round_f16(&rng);
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
