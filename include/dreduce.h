@@ -187,7 +187,7 @@ typedef struct {
     uint64_t bytes;    /* bytes this rank reduced */
     uint64_t depth;    /* most roundings along any path from an element to this rank's partial */
     uint64_t nan_count; /* NaN policy OMIT: NaN elements of this rank's part left out (0 under PROPAGATE); a
-                           histogram's or quantile's: dreduce_dist_info_t.local_nan_count */
+                           histogram or quantile: its NaN elements, as dreduce_dist_info_t.local_nan_count */
     int host_path;      /* a host array on a GPU context: the path it took (DR_HOST_PATH_CPU, _GPU or _SPLIT; never
                            AUTO); -1 for a GPU array, a file and on the CPU backend */
     int host_pinned;    /* that host array was pinned (page-locked or registered) memory: 1, pageable: 0; -1 else */

@@ -145,7 +145,9 @@ DR_SSE_MINMAX(sse_max_f64, double, __m128d, 2, _mm_set1_pd, _mm_setzero_pd, _mm_
  * by F16C where the CPU has it, cpu_lanes.c; bfloat16 by a shift, which compilers vectorize), and the block goes
  * through float32's loops: the same values as widening each element in the loop (dr_f16_to_f32, exact, a NaN the
  * canonical one), which left float16 sum at 3.6 GB/s and min at 2.0 on 2 EPYC cores. A sum or product keeps its lanes
- * across the blocks (DR_WIDEN_BLOCK is a multiple of DR_CPU_LANES): the bits of the element-wise loop. Min and max
+ * across the blocks (DR_WIDEN_BLOCK is a multiple of DR_CPU_LANES): the bits of the element-wise loop, but for a NaN
+ * result's sign and payload (where a lane meets two NaN, which one an add keeps follows the operand order the
+ * compiler chose for either loop; sums and products do not make their NaN canonical). Min and max
  * take each block's extreme by the SSE2 loop above and combine the blocks by the rules, which give the extreme of a
  * set whatever its grouping. */
 #define DR_WIDEN_BLOCK 1024

@@ -695,6 +695,7 @@ static void info_times(dreduce_context_t *ctx, dreduce_dist_info_t *info, const 
     t->passes = tm->passes;
     for (int p = 0; p < tm->passes && p < DREDUCE_MAX_PASSES && p < DREDUCE_DIST_MAX_PASSES; ++p)
         t->pass_ms[p] = tm->pass_local[p];
+    t->nan_count = info->local_nan_count;
     t->local_ms = tm->local_ms;
     t->node_ms = tm->node_ms;
     t->global_ms = tm->global_ms;

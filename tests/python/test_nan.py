@@ -457,6 +457,8 @@ class Case:
         info = self.ctx.dist_info()
         have = (info["count"], info["nan_count"], info["local_nan_count"], info["nan"])
         want = (self.x.size, self.nans, self.my_nans, policy)
+        T.check(f"{name}: timings nan_count", self.ctx.timings()["nan_count"] == self.my_nans,
+                f"timings() {self.ctx.timings()['nan_count']}, this rank's NaN {self.my_nans}")
         if info["valid"]:
             T.check(f"{name}: dist_info counts", have == want, f"{have}, expected {want}")
         else:
