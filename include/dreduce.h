@@ -140,7 +140,8 @@ typedef dr_stats_result_t dreduce_stats_t;
 
 /* A reduced value, in its accumulator kind (float64 for an exact sum: dr_acc_result_kind). DR_ARGMIN/DR_ARGMAX: kind
  * DR_ACC_ARG_*, value.arg holds the extreme value and the global index of its first occurrence (DR_ARG_NONE for an
- * empty array). DR_STATS: kind DR_ACC_STATS_*, the result is `stats`.
+ * empty array). DR_STATS: kind DR_ACC_STATS_*, the result is `stats`. A float result that is NaN is the canonical NaN
+ * (0x7fffffff, 0x7fff...ff), whichever NaN the data held and whatever the grouping, backend or rank count.
  *
  * An array with no element at all (every rank's part empty): min, max, band, bor, bxor, argmin and argmax have no
  * value (NumPy raises for min and max: "zero-size array to reduction operation minimum which has no identity"; for

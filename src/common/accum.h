@@ -543,7 +543,10 @@ DR_HD void dr_partial_combine(dr_acc_kind_t k, dr_op_t op, dr_partial_t *inout, 
 }
 
 /* The value a caller reads, of kind dr_acc_result_kind(k): an exact partial rounded once to float64; an arg partial
- * as it is. (Stats are read whole: dr_stats_result, src/common/stats.h.) */
+ * as it is; a float sum or product that is NaN as the canonical NaN, as every other float result's NaN already is
+ * (min and max by their rules, argmin/argmax, stats, exact sums): which NaN an add or multiply keeps where it meets
+ * two (an element's, or inf - inf's) depends on the order of its operands, so on the grouping, the backend and the
+ * compiler. (Stats are read whole: dr_stats_result, src/common/stats.h.) */
 DR_HD void dr_partial_result(dr_acc_kind_t k, const dr_partial_t *p, dr_value_t *out)
 {
     /* The kind's own bytes, the rest of the union zero: beyond them a partial holds whatever the path that made it
@@ -551,8 +554,11 @@ DR_HD void dr_partial_result(dr_acc_kind_t k, const dr_partial_t *p, dr_value_t 
     memset(out, 0, sizeof *out);
     if (k == DR_ACC_EXACT) out->f64 = dr_exact_to_f64(&p->exact);
     else if (k == DR_ACC_ARG_I64 || k == DR_ACC_ARG_U64 || k == DR_ACC_ARG_F64) out->arg = p->value.arg;
-    else if (k == DR_ACC_I32 || k == DR_ACC_U32 || k == DR_ACC_F32) memcpy(out, &p->value, 4);
-    else if (k == DR_ACC_I64 || k == DR_ACC_U64 || k == DR_ACC_F64) memcpy(out, &p->value, 8);
+    else if (k == DR_ACC_F32) out->f32 = p->value.f32 != p->value.f32 ? dr_bits_to_f32(0x7fffffffu) : p->value.f32;
+    else if (k == DR_ACC_F64)
+        out->f64 = p->value.f64 != p->value.f64 ? dr_bits_to_f64(0x7fffffffffffffffull) : p->value.f64;
+    else if (k == DR_ACC_I32 || k == DR_ACC_U32) memcpy(out, &p->value, 4);
+    else if (k == DR_ACC_I64 || k == DR_ACC_U64) memcpy(out, &p->value, 8);
     else *out = p->value; /* stats: dreduce_result_t.stats holds them (dr_stats_result) */
 }
 

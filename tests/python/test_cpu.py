@@ -13,6 +13,7 @@ same cases in the same order.
 - errors: a bad dtype (complex64), op name, non-contiguous array, None, a list, a bitwise op of floats, a per-call
   acc or allreduce unlike the context's, a bad Context value; each on every rank and on one rank only; ranks
   disagreeing on dtype or op; every rank that gets an error raises it and no rank waits, and the context still works;
+- NaN results: a float sum or product that is NaN gives the canonical NaN's bits whatever NaN met in the adds;
 - the context manager, close(), timings(), info(), prepare().
 
 usage: mpiexec -n N python3 test_cpu.py [--without-new-ops] [--verbose]
@@ -325,6 +326,38 @@ def matrix(new_ops):
                 run_case(ctx, "2 nodes exact", dtype, op)
 
 
+# ---- NaN results' bits
+def nan_bits(_new_ops=True):
+    """A float sum or product that is NaN is the canonical NaN (0x7fff...f; as float32 0x7fffffff, which a Python
+    float holds as 0x7fffffffe0000000), whichever NaN the hardware's adds kept: each rank's part has +inf and -inf
+    (inf - inf: the hardware's default NaN, negative on x86) and the even ranks a negative NaN with a payload, at 1
+    and 3 threads, in the wide and the native accumulators."""
+    pats = {"float16": (np.uint16, 0xFE01), "bfloat16": (np.uint16, 0xFFC1), "float32": (np.uint32, 0xFFC12345),
+            "float64": (np.uint64, 0xFFF8DEADBEEF0001)}
+    canon64, canon32 = 0x7FFFFFFFFFFFFFFF, 0x7FFFFFFFE0000000
+    for acc in ("wide", "native"):
+        for threads in (1, 3):
+            with dreduce.Context(device="cpu", cpu_threads=threads, acc=acc) as ctx:
+                for dtype in FLOATS:
+                    ut, pat = pats[dtype]
+                    v = np.random.default_rng([RANK, 7]).uniform(0.5, 1.5, 200000).astype(np.float32)
+                    a = bf16_bits(v) if dtype == "bfloat16" else v.astype(dtype)
+                    bits = a.view(ut)
+                    bits[3] = ut(0x7C00 if dtype == "float16" else 0x7F80 if dtype == "bfloat16" else
+                                 0x7F800000 if dtype == "float32" else 0x7FF0000000000000)  # +inf
+                    bits[150001] = bits[3] | ut(1 << (8 * bits.itemsize - 1))  # -inf
+                    if RANK % 2 == 0:
+                        bits[100007] = ut(pat)
+                    for op in ("sum", "prod"):
+                        got = reduce_of(ctx, dtype, a, op)
+                        if got is None:
+                            continue
+                        want = canon32 if acc == "native" and dtype != "float64" else canon64
+                        have = int(np.float64(got).view(np.uint64))
+                        check(f"{acc} {dtype} {op} NaN bits, {threads} threads", have == want,
+                              f"0x{have:016x}, expected the canonical NaN 0x{want:016x}")
+
+
 # ---- inputs of other kinds
 class ArrayInterfaceOnly:
     def __init__(self, a):
@@ -568,7 +601,7 @@ def main():
         if RANK == 0:
             print(f"SKIP: {why}")
         return 77
-    for part in (matrix, inputs, errors, lifetime):
+    for part in (matrix, nan_bits, inputs, errors, lifetime):
         try:
             part(NEW_OPS_ON) if part is matrix else part()
         except Exception:  # noqa: BLE001: an unexpected error: report, then end every rank (others may wait)
