@@ -147,7 +147,7 @@ DR_SSE_MINMAX(sse_max_f64, double, __m128d, 2, _mm_set1_pd, _mm_setzero_pd, _mm_
  * canonical one), which left float16 sum at 3.6 GB/s and min at 2.0 on 2 EPYC cores. A sum or product keeps its lanes
  * across the blocks (DR_WIDEN_BLOCK is a multiple of DR_CPU_LANES): the bits of the element-wise loop, but for a NaN
  * result's sign and payload (where a lane meets two NaN, which one an add keeps follows the operand order the
- * compiler chose for either loop; sums and products do not make their NaN canonical). Min and max
+ * compiler chose for either loop; the result a caller reads is the canonical NaN, dr_partial_result). Min and max
  * take each block's extreme by the SSE2 loop above and combine the blocks by the rules, which give the extreme of a
  * set whatever its grouping. */
 #define DR_WIDEN_BLOCK 1024
