@@ -87,7 +87,7 @@ static inline uint64_t hist_slot(int64_t bin, uint32_t bins)
 /* float16 with NumPy's own estimate (exact_estimate: many bins, where (x - first) * scale is too coarse): the slot
  * of each element of x[0..m), as dr_hist_bin_f16 gives it, the estimate taken a step at a time over the block so
  * that its arithmetic and its roundings to float16 (cpu_lanes.c: F16C where the CPU has it) go a vector at a time.
- * Element by element that estimate read a 256-bin float16 histogram at 0.1 GB/s on 2 EPYC cores. */
+ * Element by element, a 256-bin float16 histogram of 2^26 elements counted at 0.17 GB/s on 2 EPYC cores (1.0 now). */
 static void f16_exact_slots(const dr_hist_plan_t *h, const float *edges, const float *x, size_t m, int32_t *slot)
 {
     float t[DR_COUNT_BLOCK];
