@@ -571,14 +571,22 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
     }
 
     hwloc_bitmap_t cur = hwloc_bitmap_alloc(), gpu = hwloc_bitmap_alloc(), nodeset = hwloc_bitmap_alloc(),
-                   share = hwloc_bitmap_alloc();
-    if (!cur || !gpu || !nodeset || !share) {
+                   share = hwloc_bitmap_alloc(), whole = hwloc_bitmap_alloc();
+    if (!cur || !gpu || !nodeset || !share || !whole) {
         note_add(b, "out of memory: nothing bound");
         goto done;
     }
-    int have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
+    /* The calling thread's binding is the one that matters: the CPU backend's threads are created from it. A process
+     * binding (the union of its threads' on Linux) can be wider: a caller that narrowed its own thread after an
+     * earlier AUTO context widened them all (Python's os.sched_setaffinity(0, ...) is the thread's). */
+    int have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_THREAD) == 0 && !hwloc_bitmap_iszero(cur);
+    if (!have_cur)
+        have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
     if (!have_cur)
         note_add(b, "cannot read the CPU binding: %s", strerror(errno));
+    /* AUTO leaves a binding alone only where the thread and every other thread of the process are on the share. */
+    const int whole_process_cur = have_cur && hwloc_get_cpubind(topo, whole, HWLOC_CPUBIND_PROCESS) == 0 &&
+                                  hwloc_bitmap_isequal(whole, cur);
     char launcher[DR_BINDING_STR] = "";
     const int launcher_cpus = have_cur ? hwloc_bitmap_weight(cur) : 0;
     if (have_cur)
@@ -597,7 +605,8 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
             note_add(b, "no share of the node's CPUs could be computed: %s",
                      mode == DR_BIND_AUTO ? "CPU binding left as is" : "worker threads not placed");
     }
-    if (mode == DR_BIND_AUTO && !hwloc_bitmap_iszero(share) && !(have_cur && hwloc_bitmap_isequal(cur, share))) {
+    if (mode == DR_BIND_AUTO && !hwloc_bitmap_iszero(share) &&
+        !(whole_process_cur && hwloc_bitmap_isequal(cur, share))) {
         if (b->dry_run) {
             b->bound_cpu = 1;
         } else if (hwloc_set_cpubind(topo, share, HWLOC_CPUBIND_PROCESS) == 0) {
@@ -625,7 +634,7 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
     }
 
     if (!b->dry_run) {
-        have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
+        have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_THREAD) == 0 && !hwloc_bitmap_iszero(cur);
         if (!have_cur)
             note_add(b, "cannot read the CPU binding back: %s", strerror(errno));
     } else if (b->bound_cpu) {
@@ -641,5 +650,6 @@ done:
     hwloc_bitmap_free(gpu);
     hwloc_bitmap_free(nodeset);
     hwloc_bitmap_free(share);
+    hwloc_bitmap_free(whole);
     return 0;
 }

@@ -194,7 +194,9 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
          * dry run's share is another machine's. */
         if (share && !b->dry_run && b->share[0] && (mode == DR_BIND_WORKERS || strcmp(b->affinity, b->share) == 0))
             ctx->share_cpus = hwloc_bitmap_weight(share);
-        if (mode == DR_BIND_WORKERS && ctx->share_cpus > 0) {
+        /* Under AUTO too the workers are placed on the share, not left to inherit the caller's thread: a caller may
+         * narrow its own thread while the context lives. */
+        if ((mode == DR_BIND_WORKERS || mode == DR_BIND_AUTO) && ctx->share_cpus > 0) {
             int cpu, placed = 1;
             hwloc_bitmap_foreach_begin(cpu, share)
             if (dr_parallel_cpus_add(&ctx->workers, cpu) != 0) placed = 0;

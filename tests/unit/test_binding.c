@@ -10,6 +10,7 @@
  * which are then located and bound for real. Returns 0 when every check passes, 1 otherwise. */
 #define _POSIX_C_SOURCE 200809L
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -658,6 +659,12 @@ static int is_nvidia_gpu(hwloc_obj_t o)
     return o->attr->pcidev.vendor_id == 0x10de && cls == 0x03;
 }
 
+static void *wait_at(void *barrier)
+{
+    pthread_barrier_wait(barrier);
+    return NULL;
+}
+
 /* The machine we run on: real reads, and real binding where this process can be bound harmlessly. */
 static void test_this_machine(int nbusids, char **busids)
 {
@@ -708,6 +715,26 @@ static void test_this_machine(int nbusids, char **busids)
         CHECK_HAS(b.note, "widened to its share");
         CHECK(hwloc_get_cpubind(t, now, HWLOC_CPUBIND_PROCESS) == 0 && hwloc_bitmap_isequal(now, allowed),
               "the process is bound to its share");
+        /* The calling thread narrowed again while another thread keeps the widened set (the process's binding, the
+         * union of its threads', still reads as the share): AUTO binds again and reads the calling thread back. */
+        pthread_t other;
+        pthread_barrier_t hold;
+        if (pthread_barrier_init(&hold, NULL, 2) == 0 && pthread_create(&other, NULL, wait_at, &hold) == 0) {
+            CHECK(hwloc_set_cpubind(t, pu->cpuset, HWLOC_CPUBIND_THREAD) == 0, "binding this thread to one PU");
+            CHECK(hwloc_get_cpubind(t, now, HWLOC_CPUBIND_PROCESS) == 0 && hwloc_bitmap_isequal(now, allowed),
+                  "the process's binding is the union of its threads'");
+            CHECK_INT(dr_binding_apply(t, 1, NULL, DR_BIND_AUTO, NULL, &b), 0);
+            CHECK(b.bound_cpu == 1 && b.widened == 1 && strcmp(b.affinity, allowed_str) == 0,
+                  "AUTO, a narrowed thread: bound_cpu %d widened %d affinity \"%s\" (want \"%s\")", b.bound_cpu,
+                  b.widened, b.affinity, allowed_str);
+            CHECK(hwloc_get_cpubind(t, now, HWLOC_CPUBIND_THREAD) == 0 && hwloc_bitmap_isequal(now, allowed),
+                  "the calling thread is bound to its share");
+            pthread_barrier_wait(&hold);
+            pthread_join(other, NULL);
+            pthread_barrier_destroy(&hold);
+        } else {
+            CHECK(0, "starting a second thread");
+        }
         /* NONE keeps the launcher's binding exactly; WORKERS too, recording the share. */
         CHECK(hwloc_set_cpubind(t, pu->cpuset, HWLOC_CPUBIND_PROCESS) == 0, "binding to one PU again");
         CHECK_INT(dr_binding_apply(t, 1, NULL, DR_BIND_NONE, NULL, &b), 0);
