@@ -378,7 +378,7 @@ typedef struct {
     int numa_node;              /* OS index of the GPU's NUMA node (the CPU backend under bind AUTO: its share's);
                                    -1 if unknown or the machine has one */
     char gpu_cpuset[DREDUCE_INFO_STR]; /* the CPUs near the GPU, as a list ("0-15,32-47"); "" if unknown */
-    char affinity[DREDUCE_INFO_STR];   /* this process's CPU affinity after binding */
+    char affinity[DREDUCE_INFO_STR];   /* the calling thread's CPU affinity after binding */
     int bound_cpu, bound_mem;   /* 1 where the context changed the CPU binding / the memory policy */
     int dry_run;                /* 1 where a foreign topology (DREDUCE_HWLOC_XML) was read: nothing was applied */
     int affinity_outside_gpu;   /* 1 if the affinity is not within the GPU's CPUs */

@@ -40,7 +40,7 @@ typedef struct {
                                         if unknown, ambiguous, or the machine has a single NUMA node */
     char gpu_cpuset[DR_BINDING_STR]; /* the GPU's locality (dr_binding_format_set: "0-15,32-47"), "" if unknown or if
                                         none of its CPUs are available to us (note says which) */
-    char affinity[DR_BINDING_STR];   /* CPU affinity afterwards: read back from the process; in a dry run the
+    char affinity[DR_BINDING_STR];   /* CPU affinity afterwards: read back from the calling thread; in a dry run the
                                         predicted one (see dry_run) */
     int bound_cpu;                   /* 1 if we changed the CPU binding (dry run: would have changed it) */
     int bound_mem;                   /* 1 if we set the memory policy to numa_node (dry run: would have set it) */
