@@ -14,7 +14,8 @@ same cases in the same order.
   acc or allreduce unlike the context's, a bad Context value; each on every rank and on one rank only; ranks
   disagreeing on dtype or op; every rank that gets an error raises it and no rank waits, and the context still works;
 - NaN results: a float sum or product that is NaN gives the canonical NaN's bits whatever NaN met in the adds;
-- the context manager, close(), timings(), info(), prepare().
+- the context manager, close(), timings(), info(), prepare();
+- bind="auto" after the caller narrowed its own thread (another thread still on the widened set).
 
 usage: mpiexec -n N python3 test_cpu.py [--without-new-ops] [--verbose]
 Exit 0 when every rank passed, 1 otherwise."""
@@ -22,7 +23,9 @@ Exit 0 when every rank passed, 1 otherwise."""
 import argparse
 import array
 import math
+import os
 import sys
+import threading
 import traceback
 import zlib
 from fractions import Fraction
@@ -576,6 +579,42 @@ def lifetime():
           issubclass(dreduce.RuntimeError, RuntimeError) and issubclass(dreduce.RuntimeError, dreduce.Error))
 
 
+def binding():
+    """bind="auto" binds the calling thread to the rank's share, also after the caller narrowed its own thread
+    following an earlier bind="auto" context, while another thread keeps the widened set (the process's binding, the
+    union of its threads', then still reads as the share)."""
+    if not hasattr(os, "sched_getaffinity"):
+        return
+    start = os.sched_getaffinity(0)
+    try:
+        with dreduce.Context(device="cpu", bind="auto") as c1:
+            share = c1.info()["share"]
+        widened = os.sched_getaffinity(0)
+        if len(widened) < 2:
+            ok("bind auto after a narrowed thread: a share of one CPU, nothing to narrow")
+            return
+        hold = threading.Event()
+        other = threading.Thread(target=hold.wait)  # created now: it keeps the widened set
+        other.start()
+        try:
+            os.sched_setaffinity(0, {min(widened)})
+            with dreduce.Context(device="cpu", bind="auto") as c2:
+                i = c2.info()
+                check("bind auto after a narrowed thread: bound to the share again",
+                      i["affinity"] == share and i["bound_cpu"] and os.sched_getaffinity(0) == widened,
+                      f"affinity {i['affinity']!r} share {share!r} bound_cpu {i['bound_cpu']} thread "
+                      f"{sorted(os.sched_getaffinity(0))} want {sorted(widened)}")
+                check("bind auto after a narrowed thread: threads", i["threads"] == len(widened), f"{i['threads']}")
+                got = c2.reduce(np.arange(1000, dtype=np.float64))
+                check("bind auto after a narrowed thread: result", got == (499500.0 * SIZE if RANK == 0 else None),
+                      f"{got!r}")
+        finally:
+            hold.set()
+            other.join()
+    finally:
+        os.sched_setaffinity(0, start)
+
+
 NEW_OPS_ON = True
 
 
@@ -601,7 +640,7 @@ def main():
         if RANK == 0:
             print(f"SKIP: {why}")
         return 77
-    for part in (matrix, nan_bits, inputs, errors, lifetime):
+    for part in (matrix, nan_bits, inputs, errors, lifetime, binding):
         try:
             part(NEW_OPS_ON) if part is matrix else part()
         except Exception:  # noqa: BLE001: an unexpected error: report, then end every rank (others may wait)
