@@ -3,6 +3,9 @@
  * offsets; merged shard references; the float min/max NaN and signed-zero rules, also over whole arrays (the SSE2
  * slices), and argmin/argmax of whole float arrays; and that the check can fail. */
 #include <math.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 #include "check.h"
 #include "cpu_backend.h"
@@ -793,6 +796,63 @@ static void test_widen_f16(void)
     free(d);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* 1 where the upper halves of the ymm registers are in use (XINUSE bit 2, by XGETBV with ECX = 1), 0 where clean;
+ * -1 where this CPU cannot say. */
+static int ymm_upper_dirty(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c >> 27 & 1u) || __get_cpuid_max(0, NULL) < 0xd) return -1; /* OSXSAVE */
+    __cpuid_count(0xd, 1, a, b, c, d);
+    if (!(a >> 2 & 1u)) return -1;
+    unsigned lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1u));
+    (void)hi;
+    return (int)(lo >> 2 & 1u);
+}
+#endif
+
+/* Every function of every lanes version leaves the upper halves of the ymm registers clean (vzeroupper), at lengths
+ * that end in each one's scalar tail: left dirty, every legacy SSE instruction after it in the thread runs slowly
+ * (the F16C widenings, which tail-call their scalar loop, once left them so: float16 min 3x slower). */
+static void test_lanes_leave_ymm_clean(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (ymm_upper_dirty() < 0) {
+        printf("skip: this CPU does not report the ymm registers' state (XGETBV 1)\n");
+        return;
+    }
+    const dr_cpu_lanes_t *widest = dr_cpu_lanes();
+    uint16_t h[19];
+    float f[19];
+    double g[19], sum, lo, hi;
+    for (int i = 0; i < 19; ++i) h[i] = (uint16_t)(0x3c00 + i), f[i] = 1.0f + (float)i, g[i] = 2.0 + i;
+    for (int v = 0; dr_cpu_lanes_at(v); ++v) {
+        const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
+        if (dr_cpu_lanes_use(lanes) != 0) continue;
+        for (size_t m = 1; m <= 19; m += 9) {
+#define DR_YMM_CLEAN_AFTER(call)                                                                               \
+    do {                                                                                                       \
+        call;                                                                                                  \
+        CHECK(ymm_upper_dirty() == 0, "%s lanes: %s (m = %zu) leaves the ymm upper halves dirty", lanes->name,  \
+              #call, m);                                                                                       \
+    } while (0)
+            DR_YMM_CLEAN_AFTER(lanes->widen_f16_f32(h, m, f));
+            DR_YMM_CLEAN_AFTER(lanes->widen_f16_f64(h, m, g));
+            DR_YMM_CLEAN_AFTER(lanes->round_f16(f, m));
+            DR_YMM_CLEAN_AFTER(lanes->sum_min_max_f64(g, m, &sum, &lo, &hi));
+            DR_YMM_CLEAN_AFTER(lanes->sum_min_max_f32(f, m, &sum, &lo, &hi));
+            DR_YMM_CLEAN_AFTER((void)lanes->m2_f64(g, m, 1.0));
+            DR_YMM_CLEAN_AFTER((void)lanes->m2_f32(f, m, 1.0));
+            DR_YMM_CLEAN_AFTER((void)lanes->m2_smm_f64(g, m, 1.0, g, m, &sum, &lo, &hi));
+            DR_YMM_CLEAN_AFTER((void)lanes->m2_smm_f32(f, m, 1.0, f, m, &sum, &lo, &hi));
+#undef DR_YMM_CLEAN_AFTER
+        }
+    }
+    dr_cpu_lanes_use(widest);
+#endif
+}
+
 /* Rounding to float16's grid (a float16 histogram's estimate, cpu_count.c): every version this CPU runs gives
  * dr_round_f16's bits for every float32 near each float16 value (the value, the halfway points to its neighbours and
  * a step either side of them: ties to even, subnormal halves, 65504 to 65520 and past it), infinities, zeros of both
@@ -1089,6 +1149,7 @@ int main(void)
     test_stats_lanes_specials(&rng);
     test_widen_f16();
     test_round_f16(&rng);
+    test_lanes_leave_ymm_clean();
     test_nan_data(&rng, buf);
     test_check_can_fail(&rng, buf);
     test_prod_range(&rng, buf);
