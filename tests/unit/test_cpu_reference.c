@@ -1,7 +1,8 @@
 /* Unit test of the CPU backend (src/lib/cpu_backend.c) against the host reference (src/cli/reference.c) and against our
  * own naive single-threaded loops: every row of DR_REDUCTION_TABLE, several sizes, thread counts, patterns and
  * offsets; merged shard references; the float min/max NaN and signed-zero rules, also over whole arrays (the SSE2
- * slices), and argmin/argmax of whole float arrays; and that the check can fail. */
+ * slices), and argmin/argmax of whole float arrays; that the lanes leave the ymm registers clean; and that the check
+ * can fail. */
 #include <math.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
