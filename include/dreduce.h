@@ -101,7 +101,9 @@ typedef struct {
     int share_gpus;            /* 1: allow more ranks than GPUs on a node (default 0: an error) */
     dr_bind_choice_t bind;     /* DR_BINDOPT_WORKERS (default): leave the caller's threads and binding alone, and
                                   run the CPU backend's threads on the rank's share of the node (dr_bind_choice_t);
-                                  AUTO: bind the whole process's CPUs to its share and its memory next to its GPU;
+                                  AUTO: bind the whole process's CPUs to its share (the CPU backend's threads run
+                                  there too, whatever the calling thread's binding later) and its memory next to its
+                                  GPU;
                                   NONE: leave every binding alone */
     dr_kernel_t kernel;        /* DR_KERNEL_MULTIPASS (default) or a teaching level */
     int block;                 /* threads per block, a power of two in 32..1024; 0 (default): by kernel and size */
