@@ -158,10 +158,10 @@ __attribute__((target("avx,f16c"))) static __m256 f16c_widen8(const uint16_t *p)
      * left float16 min at 2.2 GB/s on one EPYC core */
     return _mm256_or_ps(_mm256_andnot_ps(nan, v), _mm256_and_ps(nan, canon));
 }
-/* The widenings end in a tail call of the scalar loop, before which GCC 12 emits no vzeroupper: the upper halves of
- * the ymm registers stayed dirty, and every legacy SSE instruction after them in that thread ran slowly (on 2 EPYC
- * cores: the SSE2 min loop over each widened block at 0.76 ns an element against 0.14, float16 min 6.3 GB/s). So
- * each clears them itself first. */
+/* The F16C functions end in a tail call of their scalar loop, before which GCC 12 may emit no vzeroupper (at -O3 it
+ * left it out of both widenings, at -O2 out of the rounding too): the upper halves of the ymm registers stayed dirty,
+ * and every legacy SSE instruction after them in that thread ran slowly (on 2 EPYC cores: the SSE2 min loop over
+ * each widened block at 0.76 ns an element against 0.14, float16 min 6.3 GB/s). So each clears them itself first. */
 __attribute__((target("avx,f16c"))) static void widen_f16_f32_f16c(const uint16_t *p, size_t m, float *out)
 {
     size_t i = 0;
@@ -187,6 +187,7 @@ __attribute__((target("avx,f16c"))) static void round_f16_f16c(float *v, size_t 
     size_t i = 0;
     for (; m - i >= 8; i += 8)
         _mm256_storeu_ps(v + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT)));
+    _mm256_zeroupper();
     round_f16_scalar(v + i, m - i);
 }
 DR_LANES_VERSION(avx, __attribute__((target("avx"))), __m256d, 4, _mm256_loadu_pd, A_LD32, _mm256_storeu_pd,
