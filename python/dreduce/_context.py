@@ -316,7 +316,7 @@ class Context:
         dict: rank, nranks, node, nnodes, local_rank, local_size, host, node_name, gpu (-1 on the CPU backend),
         device_name ("cpu" there), block, threads (the CPU backend's worker threads, and those the host-side work
         of a GPU context uses), share (the rank's share of the node's CPUs, as a list such as "0-15"), affinity
-        (this process's CPU affinity after binding), widened (the launcher's narrower binding widened to the
+        (the calling thread's CPU affinity after binding), widened (the launcher's narrower binding widened to the
         share), bound_cpu, bound_mem, numa_node, gpu_cpuset, pci_bus_id, note (why something degraded)."""
         i = _lib.ContextInfo()
         st = _context_info(self._live("info"), i)

@@ -249,9 +249,12 @@ int dr_binding_topology_load(hwloc_topology_t *topo, const char *xml_path, char 
         set_msg(err, errlen, "hwloc cannot keep PCI devices in the topology: %s", strerror(errno));
         goto fail;
     }
-    /* Caches only cost discovery time here; if they cannot be filtered out they are merely kept. */
+    /* Of the caches only the last levels are used (dr_binding_cache_bytes); the others only cost discovery time. If
+     * they cannot be filtered out they are merely kept. */
     (void)hwloc_topology_set_cache_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
     (void)hwloc_topology_set_icache_types_filter(t, HWLOC_TYPE_FILTER_KEEP_NONE);
+    (void)hwloc_topology_set_type_filter(t, HWLOC_OBJ_L2CACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
+    (void)hwloc_topology_set_type_filter(t, HWLOC_OBJ_L3CACHE, HWLOC_TYPE_FILTER_KEEP_ALL);
     if (hwloc_topology_load(t) < 0) {
         if (xml_path)
             set_msg(err, errlen, "cannot load hwloc XML topology '%s': %s", xml_path, strerror(errno));
@@ -556,6 +559,18 @@ static int share_numa_node(hwloc_topology_t topo, hwloc_const_bitmap_t share, hw
     return hwloc_bitmap_first(nodeset);
 }
 
+uint64_t dr_binding_cache_bytes(hwloc_topology_t topo, hwloc_const_bitmap_t cpus)
+{
+    static const hwloc_obj_type_t levels[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE};
+    for (size_t l = 0; topo && cpus && l < sizeof levels / sizeof levels[0]; ++l) {
+        uint64_t bytes = 0;
+        for (hwloc_obj_t c = NULL; (c = hwloc_get_next_obj_by_type(topo, levels[l], c)) != NULL;)
+            if (c->cpuset && hwloc_bitmap_intersects(c->cpuset, cpus)) bytes += c->attr->cache.size;
+        if (bytes) return bytes;
+    }
+    return 0;
+}
+
 int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus_id, dr_bind_mode_t mode,
                      hwloc_const_bitmap_t share_in, dr_binding_t *b)
 {
@@ -584,9 +599,12 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
         have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
     if (!have_cur)
         note_add(b, "cannot read the CPU binding: %s", strerror(errno));
-    /* AUTO leaves a binding alone only where the thread and every other thread of the process are on the share. */
-    const int whole_process_cur = have_cur && hwloc_get_cpubind(topo, whole, HWLOC_CPUBIND_PROCESS) == 0 &&
-                                  hwloc_bitmap_isequal(whole, cur);
+    /* AUTO leaves a binding alone only where every thread of the process is on the calling thread's set: STRICT, since
+     * without it the process's binding is the union of its threads' (hwloc on Linux fails with EXDEV where they
+     * differ). */
+    const int whole_process_cur =
+        have_cur && hwloc_get_cpubind(topo, whole, HWLOC_CPUBIND_PROCESS | HWLOC_CPUBIND_STRICT) == 0 &&
+        hwloc_bitmap_isequal(whole, cur);
     char launcher[DR_BINDING_STR] = "";
     const int launcher_cpus = have_cur ? hwloc_bitmap_weight(cur) : 0;
     if (have_cur)
@@ -635,6 +653,8 @@ int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus
 
     if (!b->dry_run) {
         have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_THREAD) == 0 && !hwloc_bitmap_iszero(cur);
+        if (!have_cur)
+            have_cur = hwloc_get_cpubind(topo, cur, HWLOC_CPUBIND_PROCESS) == 0 && !hwloc_bitmap_iszero(cur);
         if (!have_cur)
             note_add(b, "cannot read the CPU binding back: %s", strerror(errno));
     } else if (b->bound_cpu) {

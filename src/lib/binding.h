@@ -109,6 +109,10 @@ int dr_binding_share(hwloc_topology_t topo, hwloc_const_bitmap_t const *wants, i
 int dr_binding_apply(hwloc_topology_t topo, int this_system, const char *pci_bus_id, dr_bind_mode_t mode,
                      hwloc_const_bitmap_t share, dr_binding_t *b);
 
+/* Bytes of the last-level caches (L3, else L2) that serve any CPU of cpus, summed over the caches; 0 where the
+ * topology names none. */
+uint64_t dr_binding_cache_bytes(hwloc_topology_t topo, hwloc_const_bitmap_t cpus);
+
 /* Append one reason to b->note, "; "-separated (cut where it does not fit). */
 void dr_binding_note_add(dr_binding_t *b, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -194,6 +194,8 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
          * dry run's share is another machine's. */
         if (share && !b->dry_run && b->share[0] && (mode == DR_BIND_WORKERS || strcmp(b->affinity, b->share) == 0))
             ctx->share_cpus = hwloc_bitmap_weight(share);
+        ctx->cache_bytes = dr_binding_cache_bytes(
+            topo, share && !hwloc_bitmap_iszero(share) ? share : hwloc_topology_get_allowed_cpuset(topo));
         /* Under AUTO too the workers are placed on the share, not left to inherit the caller's thread: a caller may
          * narrow its own thread while the context lives. */
         if ((mode == DR_BIND_WORKERS || mode == DR_BIND_AUTO) && ctx->share_cpus > 0) {
@@ -214,8 +216,9 @@ static dr_status_t setup_device(dreduce_context_t *ctx)
 }
 
 /* The CPU backend's threads: cfg.cpu_threads when given; else one per CPU of the rank's share where it is in effect
- * (cfg.bind AUTO bound the process there, WORKERS places the workers there); else one per CPU of the process's
- * affinity, divided among the host's ranks when each sees every CPU (unbound ranks would oversubscribe them). */
+ * (cfg.bind AUTO bound the process there; under both AUTO and WORKERS the workers are placed there); else one per
+ * CPU of the process's affinity, divided among the host's ranks when each sees every CPU (unbound ranks would
+ * oversubscribe them). */
 static int choose_threads(const dreduce_context_t *ctx)
 {
     if (ctx->cfg.cpu_threads > 0) return ctx->cfg.cpu_threads;

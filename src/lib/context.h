@@ -23,8 +23,9 @@ struct dreduce_context {
     dr_gpu_t gpu;
     int threads;          /* CPU backend threads */
     int share_cpus;       /* CPUs of the rank's share of the node where it is in effect (binding.share), else 0 */
-    dr_parallel_cpus_t workers; /* cfg.bind WORKERS: the rank's share, where the CPU backend's threads run while the
-                                   caller's thread waits; empty (not placed) otherwise */
+    uint64_t cache_bytes; /* the last-level caches serving the rank's CPUs (its share, else the node's): 0 unknown */
+    dr_parallel_cpus_t workers; /* cfg.bind WORKERS or AUTO: the rank's share, where the CPU backend's threads run
+                                   while the caller's thread waits; empty (not placed) otherwise */
     dr_watchdog_t *wd;    /* this context's watchdog (cfg.timeout), armed only inside its calls */
     dr_path_t path;       /* GPU: how partials reach MPI, chosen once at create (staging auto measures) */
     char path_text[192];

@@ -162,12 +162,13 @@ static int find_row(const dr_host_rows_t *t, int pinned, dr_dtype_t dtype, dr_op
 
 /* Measure the three paths on the first DREDUCE_HOST_PROBE_BYTES of the caller's array (its own memory, of its own
  * kind, already in place: no allocation, no registration) into *q: after a warm-up of one chunk each (the GPU
- * path's buffers and plan, the threads' first run), the GPU path over the probe, then the CPU path twice (the data
- * just went through the copy engine, not through the CPU's caches; the faster pass counts), then both at once, cut at the two rates. Run together
- * the two sides slow each other (memory bandwidth; the caller's thread drives the copies, and stages pageable memory
- * itself), so the cut is corrected once from the rates each side had during the split, and the split measured again
- * there; the faster cut is kept. A cut that leaves a side nothing is no split: split_gbs stays 0. The results are
- * thrown away. */
+ * path's buffers and plan, the threads' first run), the GPU path over the probe, then the CPU path (the data just
+ * went through the copy engine, not through the CPU's caches; twice on a probe past twice the last-level caches,
+ * which then serve the second pass none of it, the faster pass counting), then both at once, cut at the two rates.
+ * Run together the two sides slow each other (memory bandwidth; the caller's thread drives the copies, and stages
+ * pageable memory itself), so the cut is corrected once from the rates each side had during the split, and the split
+ * measured again there; the faster cut is kept. A cut that leaves a side nothing is no split: split_gbs stays 0. The
+ * results are thrown away. */
 static dr_status_t measure(const row_t *r, const void *buf, uint64_t count, dreduce_host_rates_t *q)
 {
     const double t0 = dr_now_ms();
@@ -187,11 +188,13 @@ static dr_status_t measure(const row_t *r, const void *buf, uint64_t count, dred
     DR_CHECK(c.s);
     /* The CPU side's first pass over the probe can read far below its rate (pageable float32 stats on a 16-core H100
      * host: 25 GB/s measured, 35-42 the calls' own), and then a split, no faster than the CPU alone, won: the faster
-     * of two passes is its rate. */
-    part_t c2;
-    cpu_part(r, buf, m, 0, &c2);
-    DR_CHECK(c2.s);
-    if (c2.ms < c.ms) c = c2;
+     * of two passes is its rate, where the probe is too long for the last-level cache to serve the second. */
+    if (bytes > 2 * r->ctx->cache_bytes) {
+        part_t c2;
+        cpu_part(r, buf, m, 0, &c2);
+        DR_CHECK(c2.s);
+        if (c2.ms < c.ms) c = c2;
+    }
     memset(q, 0, sizeof *q);
     q->gpu_gbs = gbs(bytes, g.ms);
     q->cpu_gbs = gbs(bytes, c.ms);

@@ -590,8 +590,9 @@ def binding():
         with dreduce.Context(device="cpu", bind="auto") as c1:
             share = c1.info()["share"]
         widened = os.sched_getaffinity(0)
-        if len(widened) < 2:
-            ok("bind auto after a narrowed thread: a share of one CPU, nothing to narrow")
+        # decided by every rank together: the contexts below are collective, and shares may differ in size
+        if COMM.allreduce(len(widened) if share else 0, op=MPI.MIN) < 2:
+            ok("bind auto after a narrowed thread: a rank's share of one CPU (or none), nothing to narrow")
             return
         hold = threading.Event()
         other = threading.Thread(target=hold.wait)  # created now: it keeps the widened set

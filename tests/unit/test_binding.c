@@ -196,6 +196,7 @@ static void test_two_sockets(const char *dir)
         return;
     dr_binding_t b;
     CHECK_INT(hwloc_topology_is_thissystem(t), 0);
+    CHECK(dr_binding_cache_bytes(t, hwloc_topology_get_topology_cpuset(t)) == 0, "a fixture names no cache");
 
     /* GPU on package 1, as CUDA spells it (uppercase, 8-digit domain). */
     dr_binding_init(&b);
@@ -763,6 +764,18 @@ static void test_this_machine(int nbusids, char **busids)
         printf("skip: a single allowed CPU, or cannot bind to one PU here (widening checks)\n");
     }
     hwloc_bitmap_free(now);
+
+    /* The last-level caches: one PU's is the L3 (else L2) above it, and all of them hold at least as much. */
+    hwloc_obj_t llc = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_L3CACHE, NULL);
+    if (!llc) llc = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_L2CACHE, NULL);
+    if (llc && llc->cpuset) {
+        hwloc_obj_t pu0 = hwloc_get_obj_inside_cpuset_by_type(t, llc->cpuset, HWLOC_OBJ_PU, 0);
+        const uint64_t one = pu0 ? dr_binding_cache_bytes(t, pu0->cpuset) : 0, all = dr_binding_cache_bytes(t, allowed);
+        CHECK(pu0 && one == llc->attr->cache.size && all >= one, "cache bytes: one PU %llu (its cache %llu), all %llu",
+              (unsigned long long)one, (unsigned long long)llc->attr->cache.size, (unsigned long long)all);
+    } else {
+        printf("skip: no L3 or L2 in this machine's topology (cache bytes)\n");
+    }
 
     /* This machine divided among 1, 2 and 4 CPU backend ranks. */
     check_cpu_ranks(t, "this machine");
