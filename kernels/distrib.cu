@@ -4,9 +4,10 @@
 //
 // Shape: a persistent grid; each thread reads 16-byte vectors (a scalar head up to the first aligned vector and a
 // scalar tail), finds each element's slot and adds one to the block's counts in shared memory (uint32; a block counts
-// fewer than 2^32 elements: the grid grows with n), one atomic per element (count(), below, says why). At the end
-// each block adds its non-zero counts to the global uint64 counts. Counts too many for shared memory (large
-// histograms) go to global memory directly, a thread's run of equal slots at a time.
+// fewer than 2^32 elements: the grid grows with n), one atomic per element (count(), below, says why). The block
+// keeps up to 32 copies of its counts, one per lane where they fit (copies_of()), so that the lanes of a warp never
+// wait on each other's banks. At the end each block adds its non-zero counts to the global uint64 counts. Counts too
+// many for shared memory (large histograms) go to global memory directly, a thread's run of equal slots at a time.
 #include <cuda_runtime.h>
 
 #include "count.h"
@@ -15,8 +16,20 @@
 namespace {
 
 constexpr uint32_t kSkip = 0xffffffffu;
-// Shared memory for a block's counts: up to 96 KiB (24576 counts), two blocks to a multiprocessor.
+// Shared memory for a block's counts: up to 96 KiB (24576 counts, all copies together), two blocks of 512 threads
+// to a multiprocessor.
 constexpr size_t kSmemCountsMax = 24576;
+
+// How many copies of its counts a block keeps in shared memory, as a shift: the most, up to one per lane (32), that
+// fit in kSmemCountsMax. Copy c of slot s is word (s << shift) | c, and lane l adds to copy l mod copies, so the
+// lanes of a warp that add to different slots meet on a bank only where their copies match (one copy per lane: never,
+// the bank is the lane), and lanes that add to one slot (skewed data) meet on 32 / copies addresses, not one.
+__host__ __device__ constexpr uint32_t copies_of(uint64_t words)
+{
+    uint32_t shift = 0;
+    while (shift < 5 && (words << (shift + 1)) <= kSmemCountsMax) ++shift;
+    return shift;
+}
 
 // Element storage types: the raw bits for floats (keys are taken from the bits), the integers themselves.
 template <dr_dtype_t DT> struct elem;
@@ -125,7 +138,8 @@ __device__ __forceinline__ uint32_t slot_of(const dr_count_pass_t &p, const hist
     }
 }
 
-// Adds one element to its slot. In the block's counts in shared memory: one atomic per element. A thread that kept
+// Adds one element to its slot. In the block's counts in shared memory (`at`: the lane's copy of slot 0, see
+// copies_of()): one atomic per element. A thread that kept
 // a run of equal slots in registers and added it once (so that skewed data, every lane on one address, would not
 // serialize) measured about 2x slower on an H200 on uniform data and 1.6x slower on one-bin data, whose same-address
 // shared atomics Hopper takes without runs at 69% of the read bandwidth (float32, 2^28 elements, 256 bins: 0.38 ms
@@ -136,12 +150,12 @@ struct run_t {
     uint32_t slot = kSkip, len = 0;
 };
 
-__device__ __forceinline__ void count(uint32_t slot, run_t &r, uint32_t *smem, unsigned long long *gcounts,
-                                      bool in_smem)
+__device__ __forceinline__ void count(uint32_t slot, run_t &r, uint32_t *smem, uint32_t shift, uint32_t copy,
+                                      unsigned long long *gcounts, bool in_smem)
 {
     if (slot == kSkip) return; /* not in play: it neither counts nor ends a run */
     if (in_smem) {
-        atomicAdd(&smem[slot], 1u);
+        atomicAdd(&smem[(slot << shift) | copy], 1u);
         return;
     }
     if (slot == r.slot) {
@@ -209,8 +223,10 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
 {
     using T = typename elem<DT>::T;
     extern __shared__ uint32_t smem[];
+    const uint32_t shift = in_smem ? copies_of(words) : 0, copies = 1u << shift;
+    const uint32_t copy = threadIdx.x & (copies - 1); /* blocks are whole warps: lane mod copies */
     if (in_smem)
-        for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) smem[w] = 0;
+        for (uint32_t w = threadIdx.x; w < words << shift; w += blockDim.x) smem[w] = 0;
     __syncthreads();
     const hist_fast_t hf(p.hist);
 
@@ -230,7 +246,7 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
     auto in_play = [&](uint32_t slot) { return slot != kSkip && slot != nan_slot; };
     if (tid < head) {
         const uint32_t slot = slot_of<DT, K>(p, hf, edges, x[tid]);
-        count(slot, r, smem, gcounts, in_smem);
+        count(slot, r, smem, shift, copy, gcounts, in_smem);
         if (keeping) kp.one_keep(in_play(slot), x[tid]);
     }
     // Warps step together through the vectors (kVecs of them per lane a step, loaded first), so the keeper's
@@ -255,7 +271,7 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
 #pragma unroll
             for (int j = 0; j < kPer; ++j) {
                 slot[j] = valid ? slot_of<DT, K>(p, hf, edges, w[u].e[j]) : kSkip;
-                count(slot[j], r, smem, gcounts, in_smem);
+                count(slot[j], r, smem, shift, copy, gcounts, in_smem);
                 any |= in_play(slot[j]);
             }
             // One vote a vector: a later pass keeps a small part of the data, so most vectors keep nothing.
@@ -267,7 +283,7 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
     if (keeping) kp.warp_finish();
     if (tail_from + tid < n) {
         const uint32_t slot = slot_of<DT, K>(p, hf, edges, x[tail_from + tid]);
-        count(slot, r, smem, gcounts, in_smem);
+        count(slot, r, smem, shift, copy, gcounts, in_smem);
         if (keeping) kp.one_keep(in_play(slot), x[tail_from + tid]);
     }
     if (!in_smem) {
@@ -275,8 +291,13 @@ __global__ void count_kernel(dr_count_pass_t p, const void *__restrict__ edges, 
         return;
     }
     __syncthreads();
-    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x)
-        if (smem[w]) atomicAdd(&gcounts[w], (unsigned long long)smem[w]);
+    // A slot's copies summed (fewer than 2^32: the block's whole count), thread w starting at copy w so that the
+    // threads of a warp read different banks.
+    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
+        uint32_t sum = 0;
+        for (uint32_t c = 0; c < copies; ++c) sum += smem[(w << shift) | ((c + w) & (copies - 1))];
+        if (sum) atomicAdd(&gcounts[w], (unsigned long long)sum);
+    }
 }
 
 // The launch's grid: one persistent wave, but no more blocks than vector steps to take, and enough that a block
@@ -287,7 +308,7 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
 {
     const uint64_t words64 = dr_count_words(p);
     const bool in_smem = words64 <= kSmemCountsMax;
-    const size_t smem = in_smem ? words64 * sizeof(uint32_t) : 0;
+    const size_t smem = in_smem ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0;
     auto *kernel = count_kernel<DT, K>;
     cudaError_t e;
     cudaFuncAttributes fa;

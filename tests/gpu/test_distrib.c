@@ -5,8 +5,9 @@
  * buffers in small chunks. Counts and edges must be equal, quantile values and order statistics the same bits, so
  * the check also holds the results to being the same at any rank count (run at np 1 and at np 2 sharing a GPU).
  * Data: every dtype x random, all equal, two values, sorted, skewed (nearly all in one bin), with NaN, with +-inf
- * x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (30000: the kernel's global-memory counts) with the automatic and an
- * explicit range. */
+ * x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766: the most with a copy of the block's counts per lane and
+ * the fewest with half as many, kernels/distrib.cu's copies_of(); 30000: the kernel's global-memory counts) with the
+ * automatic and an explicit range. */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
@@ -188,7 +189,7 @@ int main(int argc, char **argv)
     if (dreduce_create(MPI_COMM_WORLD, &cfg, &host) != DR_OK) return 1;
 
     static const uint64_t sizes[] = {1, 1000, 65537, 1048583, (1u << 23) + 9};
-    static const uint32_t bin_list[] = {1, 10, 256, 4096, 30000};
+    static const uint32_t bin_list[] = {1, 10, 256, 765, 766, 4096, 30000};
     const int nsizes = sizeof sizes / sizeof sizes[0], nbins = sizeof bin_list / sizeof bin_list[0];
     int k = 0;
     for (int t = 0; t < DR_DTYPE_COUNT; ++t) {
