@@ -5,13 +5,15 @@
 # its output.
 # usage: bench/input_bench.sh [BUILD_DIR [EXPONENT [REPS]]]   (default build, 28: a 2^28-element float32 .npy, 5)
 # Env: FILE (where to write the .npy; default $TMPDIR or /tmp), MPIRUN (default: mpirun -np 1), PYTHON (one with
-# NumPy; default /usr/bin/python3). Each figure is the median of REPS; the file is read once before, so it is cached.
+# NumPy; default: python3 or /usr/bin/python3, whichever has it). Each figure is the median of REPS; the file is read once before, so it is cached.
 set -euo pipefail
 BUILD=${1:-build}
 EXP=${2:-28}
 REPS=${3:-5}
 FILE=${FILE:-${TMPDIR:-/tmp}/dreduce-input-bench-$EXP.npy}
-PYTHON=${PYTHON:-/usr/bin/python3}
+if [ -z "${PYTHON:-}" ]; then # the first interpreter that has NumPy
+  for PYTHON in python3 /usr/bin/python3; do "$PYTHON" -c "import numpy" 2>/dev/null && break; done
+fi
 read -r -a MPIRUN <<<"${MPIRUN:-mpirun -np 1}"
 DREDUCE=$BUILD/dreduce
 [ -x "$DREDUCE" ] || { echo "input_bench: no $DREDUCE (build it first)" >&2; exit 2; }
@@ -37,11 +39,10 @@ ms=$("$PYTHON" - "$FILE" "$REPS" <<'PY'
 import sys, time
 import numpy as np
 path, reps = sys.argv[1], int(sys.argv[2])
-with open(path, "rb") as f:
-    version = np.lib.format.read_magic(f)
-    shape, _, dtype = np.lib.format._read_array_header(f, version)
-    header = f.tell()
-buf = np.empty(shape, dtype)
+mapped = np.load(path, mmap_mode="r")  # only for the header: its shape, type and the data's offset
+buf = np.empty(mapped.shape, mapped.dtype)
+header = mapped.offset
+del mapped
 view = memoryview(buf).cast("B")
 piece = 64 << 20
 times = []
