@@ -216,15 +216,17 @@ template <typename T> struct keeper_t {
 
 constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 
-// Histograms: two 512-thread blocks a multiprocessor, so at most 64 registers. Left to the compiler (72 registers,
+// Histograms: two 512-thread blocks a multiprocessor, so at most 64 registers. Left to the compiler (66-72 registers,
 // one block), the counting pass ran at a quarter of the warps and read at 57-59% of the read bandwidth, float32 at
 // 2^28 on an H100 (Nsight Compute: issue slots half idle, warps waiting on the estimate's dependent arithmetic);
-// bounded, 84-88% for up to 256 bins (three blocks, 42 registers: no faster). The digit passes keep the compiler's
-// choice: their keeping needs the registers, and they were no faster bounded.
+// bounded, 83-87% for up to 256 bins (three blocks, 42 registers: no faster). The digit passes need fewer registers
+// (48-64: two blocks already) and measured no faster bounded to two; theirs asks for one. Both kinds thus run blocks
+// of at most 512 threads (grid_of halves a larger request).
 template <dr_dtype_t DT, dr_count_kind_t K>
-__global__ void __launch_bounds__(512, K == DR_COUNT_HIST ? 2 : 1) count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in,
-                             uint64_t n, unsigned long long *__restrict__ gcounts, uint32_t words, bool in_smem,
-                             void *__restrict__ out, unsigned long long *__restrict__ out_pos)
+__global__ void __launch_bounds__(512, K == DR_COUNT_HIST ? 2 : 1)
+    count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in, uint64_t n,
+                 unsigned long long *__restrict__ gcounts, uint32_t words, bool in_smem, void *__restrict__ out,
+                 unsigned long long *__restrict__ out_pos)
 {
     using T = typename elem<DT>::T;
     extern __shared__ uint32_t smem[];
@@ -318,7 +320,7 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
     cudaError_t e;
     cudaFuncAttributes fa;
     if ((e = cudaFuncGetAttributes(&fa, kernel)) != cudaSuccess) return e;
-    while (*block > fa.maxThreadsPerBlock && *block > 32) *block /= 2; /* registers: the widest types' 1024 */
+    while (*block > fa.maxThreadsPerBlock && *block > 32) *block /= 2; /* the kernel's bound: 512 */
     if (smem > 48 * 1024 &&
         (e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem)) != cudaSuccess)
         return e;

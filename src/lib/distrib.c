@@ -975,7 +975,7 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t
             ensure_keep(ctx, keep_k, (size_t)(in_play + slack) * esize)) {
             keep = ctx->dist.d_keep[keep_k];
             pass.keep_pad = keep_pad(dtype, &pass);
-        } else if (may_keep && !ctx->is_gpu && in_play <= cur.count / 2 &&
+        } else if (may_keep && !ctx->is_gpu && in_play <= cur.count / 4 &&
                    ensure_cpu_keep(ctx, keep_k, (size_t)in_play * esize)) {
             keep = ctx->dist.cpu_keep[keep_k];
         }
