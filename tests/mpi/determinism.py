@@ -27,6 +27,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
 
 from mpi_launcher import launcher_flags
@@ -54,10 +55,19 @@ ACROSS_FIELDS = {"argmin": ("value", "index"), "argmax": ("value", "index"),
 def run_one(cmd, reps, timeout, result=None):
     """(problems, seconds) of one run; result (a dict): gets the report's result object."""
     t0 = time.monotonic()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return ["timed out after %.0f s" % timeout], time.monotonic() - t0
+    # Each run its own Open MPI session directory tree: runs at once under one tree race on its removal by the last
+    # to leave (open-mpi/ompi#8510; tests/CMakeLists.txt gives each test one, this script runs several at a time).
+    # Other MPIs ignore the variable.
+    base = os.environ.get("OMPI_MCA_orte_tmpdir_base")
+    if base:
+        os.makedirs(base, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ompi-", dir=base) as tmp:
+        env = dict(os.environ, OMPI_MCA_orte_tmpdir_base=tmp)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                               env=env)
+        except subprocess.TimeoutExpired:
+            return ["timed out after %.0f s" % timeout], time.monotonic() - t0
     secs = time.monotonic() - t0
     problems = []
     if p.returncode != 0:
