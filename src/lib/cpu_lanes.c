@@ -17,12 +17,13 @@
  * width. MIN(x, a) and MAX(x, a) are exactly x < a ? x : a and x > a ? x : a at every width (the (v)minpd/(v)maxpd
  * family returns its second operand where either is NaN or both are zeros), so the lanes hold the portable loops'
  * bits. The k % 8 tail and the tree are scalar; a block is 256 elements, so they are a small part of it. */
-#define DR_LANES_VERSION(NAME, TARGET, V, W, LD64, LD32, ST, SET1, ADD, SUB, MUL, MIN, MAX, WIDEN)             \
+#define DR_LANES_VERSION(NAME, TARGET, V, W, LD64, LD32, ST, SET1, ADD, SUB, MUL, MIN, MAX, WIDEN, HIST)       \
     DR_LANES_FUNCS(NAME, f64, double, TARGET, V, W, LD64, ST, SET1, ADD, SUB, MUL, MIN, MAX)                   \
     DR_LANES_FUNCS(NAME, f32, float, TARGET, V, W, LD32, ST, SET1, ADD, SUB, MUL, MIN, MAX)                    \
     static const dr_cpu_lanes_t lanes_##NAME = {#NAME, smm_f64_##NAME, smm_f32_##NAME, m2_f64_##NAME,           \
                                                 m2_f32_##NAME, m2_smm_f64_##NAME, m2_smm_f32_##NAME,            \
-                                                widen_f16_f32_##WIDEN, widen_f16_f64_##WIDEN, round_f16_##WIDEN};
+                                                widen_f16_f32_##WIDEN, widen_f16_f64_##WIDEN, round_f16_##WIDEN, \
+                                                hist_fast_f32_##HIST};
 
 #define DR_LANES_FUNCS(NAME, TN, T, TARGET, V, W, LD, ST, SET1, ADD, SUB, MUL, MIN, MAX)                        \
     TARGET static void smm_##TN##_##NAME(const T *v, size_t k, double *sum, double *lo, double *hi)            \
@@ -123,6 +124,26 @@ static void round_f16_scalar(float *v, size_t m)
     for (size_t i = 0; i < m; ++i) v[i] = dr_round_f16(v[i]);
 }
 
+/* The histogram estimate in C, branch-free so that compilers vectorize it (this file is built with
+ * -fno-trapping-math, without which GCC keeps each select a branch). An element outside [first, last] (or NaN:
+ * every compare false) has its estimate replaced by 0 before the conversion, so that the conversion never sees a
+ * value an int cannot hold. */
+static void hist_fast_f32_scalar(const dr_hist_plan_t *h, const float *v, size_t m, int32_t *slot)
+{
+    const float first = (float)h->first, last = (float)h->last, scale = (float)h->scale;
+    const float lo = (float)h->margin, hi = 1.0f - (float)h->margin;
+    const int32_t bins = (int32_t)h->bins;
+    for (size_t i = 0; i < m; ++i) {
+        const float x = v[i];
+        const int below = x < first, above = x > last, in = (x >= first) & (x <= last);
+        const float ff = in ? (x - first) * scale : 0.0f;
+        const int32_t b = (int32_t)ff;
+        const float fr = ff - (float)b;
+        const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */
+        slot[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;
+    }
+}
+
 /* Portable C: one double per lane (compilers vectorize the sums but not the compares, which IEEE's NaN and signed
  * zeros keep from being plain min/max). */
 #define P_LD(p) ((double)*(p))
@@ -133,13 +154,14 @@ static void round_f16_scalar(float *v, size_t m)
 #define P_MUL(a, b) ((a) * (b))
 #define P_MIN(x, a) ((x) < (a) ? (x) : (a))
 #define P_MAX(x, a) ((x) > (a) ? (x) : (a))
-DR_LANES_VERSION(portable, , double, 1, P_LD, P_LD, P_ST, P_SET1, P_ADD, P_SUB, P_MUL, P_MIN, P_MAX, scalar)
+DR_LANES_VERSION(portable, , double, 1, P_LD, P_LD, P_ST, P_SET1, P_ADD, P_SUB, P_MUL, P_MIN, P_MAX, scalar,
+                 scalar)
 
 #if DR_LANES_X86
 /* SSE2 (every x86-64): two doubles a register; two floats widened from a 64-bit load. */
 #define S_LD32(p) _mm_cvtps_pd(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(const void *)(p))))
 DR_LANES_VERSION(sse2, , __m128d, 2, _mm_loadu_pd, S_LD32, _mm_storeu_pd, _mm_set1_pd, _mm_add_pd, _mm_sub_pd,
-                 _mm_mul_pd, _mm_min_pd, _mm_max_pd, scalar)
+                 _mm_mul_pd, _mm_min_pd, _mm_max_pd, scalar, scalar)
 
 /* AVX: four doubles a register. (target("avx") leaves out FMA, and the build's -std=c11 keeps multiplies and adds
  * apart, so (x - mean)^2 + q rounds twice as in the other versions.) An AVX-512 version, the eight lanes in one
@@ -190,8 +212,46 @@ __attribute__((target("avx,f16c"))) static void round_f16_f16c(float *v, size_t 
     _mm256_zeroupper();
     round_f16_scalar(v + i, m - i);
 }
+/* The histogram estimate eight elements a step: the scalar loop's operations, each select an and/andnot/or of
+ * compare masks (as f16c_widen8 says why), the bin's compare with bins made in float (both whole numbers of at most
+ * 2^24, exact). */
+__attribute__((target("avx"))) static __m256 hist_select(__m256 mask, __m256 yes, __m256 no)
+{
+    return _mm256_or_ps(_mm256_and_ps(mask, yes), _mm256_andnot_ps(mask, no));
+}
+__attribute__((target("avx"))) static void hist_fast_f32_avx(const dr_hist_plan_t *h, const float *v, size_t m,
+                                                              int32_t *slot)
+{
+    const __m256 first = _mm256_set1_ps((float)h->first), last = _mm256_set1_ps((float)h->last);
+    const __m256 scale = _mm256_set1_ps((float)h->scale), lo = _mm256_set1_ps((float)h->margin);
+    const __m256 hi = _mm256_set1_ps(1.0f - (float)h->margin), bins_f = _mm256_set1_ps((float)h->bins);
+    const int32_t bins = (int32_t)h->bins;
+    const __m256 below_s = _mm256_castsi256_ps(_mm256_set1_epi32(bins));
+    const __m256 above_s = _mm256_castsi256_ps(_mm256_set1_epi32(bins + 1));
+    const __m256 nan_s = _mm256_castsi256_ps(_mm256_set1_epi32(bins + 2));
+    const __m256 near_s = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+    size_t i = 0;
+    for (; m - i >= 8; i += 8) {
+        const __m256 x = _mm256_loadu_ps(v + i);
+        const __m256 below = _mm256_cmp_ps(x, first, _CMP_LT_OQ), above = _mm256_cmp_ps(x, last, _CMP_GT_OQ);
+        const __m256 in = _mm256_and_ps(_mm256_cmp_ps(x, first, _CMP_GE_OQ), _mm256_cmp_ps(x, last, _CMP_LE_OQ));
+        const __m256 ff = _mm256_and_ps(in, _mm256_mul_ps(_mm256_sub_ps(x, first), scale)); /* 0.0 outside */
+        const __m256i b = _mm256_cvttps_epi32(ff);
+        const __m256 bf = _mm256_cvtepi32_ps(b), fr = _mm256_sub_ps(ff, bf);
+        const __m256 inner = _mm256_and_ps(_mm256_cmp_ps(fr, lo, _CMP_GT_OQ), _mm256_cmp_ps(fr, hi, _CMP_LT_OQ));
+        const __m256 ok = _mm256_and_ps(_mm256_and_ps(in, _mm256_cmp_ps(bf, bins_f, _CMP_LT_OQ)), inner);
+        __m256 s = hist_select(above, above_s, nan_s);
+        s = hist_select(below, below_s, s);
+        s = hist_select(in, near_s, s);
+        s = hist_select(ok, _mm256_castsi256_ps(b), s);
+        _mm256_storeu_si256((__m256i *)(void *)(slot + i), _mm256_castps_si256(s));
+    }
+    _mm256_zeroupper();
+    hist_fast_f32_scalar(h, v + i, m - i, slot + i);
+}
 DR_LANES_VERSION(avx, __attribute__((target("avx"))), __m256d, 4, _mm256_loadu_pd, A_LD32, _mm256_storeu_pd,
-                 _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_min_pd, _mm256_max_pd, f16c)
+                 _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_min_pd, _mm256_max_pd, f16c,
+                 avx)
 
 static const dr_cpu_lanes_t *const versions[] = {&lanes_portable, &lanes_sse2, &lanes_avx, NULL};
 #else

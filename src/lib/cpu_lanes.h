@@ -5,12 +5,15 @@
  * k % 8 tail elements go to lanes 0, 1, ...; then the tree j + 4, j + 2, j + 1), so the bits of a result never depend
  * on the machine; only the speed does. The baseline's stats are compute-bound where a core reads fast (float32 stats
  * 13 GB/s against a 28 GB/s read loop on 2 cores of an AVX-512 EPYC; 26 GB/s with AVX), which is why the wider
- * version exists. The AVX version also widens float16, and rounds to it, by F16C, and runs where the CPU has both. */
+ * version exists. The AVX version also widens float16, and rounds to it, by F16C, and runs where the CPU has both;
+ * and it takes a float histogram's estimate eight elements a step (hist_fast_f32). */
 #ifndef DREDUCE_CPU_LANES_H
 #define DREDUCE_CPU_LANES_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "distrib.h"
 
 typedef struct {
     const char *name; /* "portable", "sse2", "avx" */
@@ -36,6 +39,10 @@ typedef struct {
     /* v[0..m) each rounded to float16's grid as dr_round_f16 rounds it (to nearest, ties to even; past 65504 to
      * infinity), in place: a float16 histogram's estimate in NumPy's own arithmetic (cpu_count.c). */
     void (*round_f16)(float *v, size_t m);
+    /* The fast estimate of a histogram's bins (dr_hist_bin_f16/f32's first step) for v[0..m), h's plan in float:
+     * slot[i] the bin where the estimate's fraction lies farther than h->margin from a whole number, -1 where it does
+     * not (the edges decide: cpu_count.c), bins, bins + 1 and bins + 2 for an element below, above and NaN. */
+    void (*hist_fast_f32)(const dr_hist_plan_t *h, const float *v, size_t m, int32_t *slot);
 } dr_cpu_lanes_t;
 
 /* The widest version this CPU runs (chosen on the first call), or the one dr_cpu_lanes_use chose. */

@@ -8,13 +8,15 @@
  * infinities, zeros of both signs, subnormals and random bit patterns; random lengths up to 5000 (a thread's slice is
  * at least 65536 elements: one thread) and, every eighth case, 140000 to 200000 (2 and 3 threads: slices that end
  * inside a block, keeping threads sharing the keep buffer's atomic position). Plans with few and many bins, the fast
- * estimate with small and large margins, and the exact estimate; digit passes of every position, the first (every
+ * estimate with small and large margins (through every version of cpu_lanes.c this CPU runs: the float estimate is
+ * theirs), and the exact estimate; digit passes of every position, the first (every
  * element counted) and later ones with 1, 3 and 7 groups (7: the binary search), keeping and not. And every float16
  * value at once through the exact estimate with many bins. */
 #include <math.h>
 
 #include "check.h"
 #include "cpu_count.h"
+#include "cpu_lanes.h"
 #include "datagen.h"
 #include "distrib.h"
 #include "dtype.h"
@@ -182,19 +184,27 @@ static void test_hist(uint64_t *rng, void *buf, float *ef, double *ed, uint64_t 
                 else b = dr_hist_bin_f64(&p.hist, ed, elem_f64(t, buf, i));
                 ++want[b >= 0 ? (uint64_t)b : bins + (uint64_t)(-b - 1)];
             }
-            for (int threads = 1; threads <= 3; ++threads) {
-                for (size_t w = 0; w < words; ++w) got[w] = 1000; /* the pass adds to what is there */
-                const dr_status_t s = dr_cpu_count_on(&p, is_float_bins(t) ? (const void *)ef : (const void *)ed,
-                                                      buf, n, threads, NULL, got);
-                size_t bad = words;
-                for (size_t w = 0; w < words && bad == words; ++w)
-                    if (got[w] != want[w] + 1000) bad = w;
-                CHECK(s == DR_OK && bad == words,
-                      "%s histogram of %zu elements, %u bins over [%g, %g] (exact %d, margin %g), %d threads: count "
-                      "%zu is %llu, the model's %llu", dr_dtype_name(t), n, bins, p.hist.first, p.hist.last, exact,
-                      p.hist.margin, threads, bad, bad < words ? (unsigned long long)(got[bad] - 1000) : 0ull,
-                      bad < words ? (unsigned long long)want[bad] : 0ull);
+            /* every version of the lanes this CPU runs (the float estimate is theirs: cpu_lanes.h) */
+            const dr_cpu_lanes_t *widest = dr_cpu_lanes();
+            for (int v = 0; dr_cpu_lanes_at(v); ++v) {
+                const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
+                if (dr_cpu_lanes_use(lanes) != 0) continue; /* not on this CPU */
+                for (int threads = 1; threads <= 3; ++threads) {
+                    for (size_t w = 0; w < words; ++w) got[w] = 1000; /* the pass adds to what is there */
+                    const dr_status_t s = dr_cpu_count_on(&p, is_float_bins(t) ? (const void *)ef : (const void *)ed,
+                                                          buf, n, threads, NULL, got);
+                    size_t bad = words;
+                    for (size_t w = 0; w < words && bad == words; ++w)
+                        if (got[w] != want[w] + 1000) bad = w;
+                    CHECK(s == DR_OK && bad == words,
+                          "%s histogram of %zu elements, %u bins over [%g, %g] (exact %d, margin %g), %d threads, %s "
+                          "lanes: count %zu is %llu, the model's %llu", dr_dtype_name(t), n, bins, p.hist.first,
+                          p.hist.last, exact, p.hist.margin, threads, lanes->name, bad,
+                          bad < words ? (unsigned long long)(got[bad] - 1000) : 0ull,
+                          bad < words ? (unsigned long long)want[bad] : 0ull);
+                }
             }
+            dr_cpu_lanes_use(widest);
         }
 }
 
