@@ -831,7 +831,11 @@ static void test_lanes_leave_ymm_clean(void)
     uint16_t h[19];
     float f[19];
     double g[19], sum, lo, hi;
+    int32_t slot[19];
     for (int i = 0; i < 19; ++i) h[i] = (uint16_t)(0x3c00 + i), f[i] = 1.0f + (float)i, g[i] = 2.0 + i;
+    dr_hist_plan_t plan;
+    memset(&plan, 0, sizeof plan);
+    plan.bins = 10, plan.first = 0.0, plan.last = 20.0, plan.scale = 0.5, plan.margin = 1e-3;
     for (int v = 0; dr_cpu_lanes_at(v); ++v) {
         const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);
         if (dr_cpu_lanes_use(lanes) != 0) continue;
@@ -852,6 +856,7 @@ static void test_lanes_leave_ymm_clean(void)
             DR_YMM_CLEAN_AFTER((void)lanes->m2_f32(f, m, 1.0));
             DR_YMM_CLEAN_AFTER((void)lanes->m2_smm_f64(g, m, 1.0, g, m, &sum, &lo, &hi));
             DR_YMM_CLEAN_AFTER((void)lanes->m2_smm_f32(f, m, 1.0, f, m, &sum, &lo, &hi));
+            DR_YMM_CLEAN_AFTER(lanes->hist_fast_f32(&plan, f, m, slot));
 #undef DR_YMM_CLEAN_AFTER
         }
     }
