@@ -57,26 +57,6 @@ static inline uint64_t hist_slot(int64_t bin, uint32_t bins)
     return bin >= 0 ? (uint64_t)bin : (uint64_t)bins + (uint64_t)(-bin - 1);
 }
 
-/* The fast estimate of dr_hist_bin_f64 for v[0..m), as cpu_lanes.h's hist_fast_f32 makes that of dr_hist_bin_f16/f32
- * (the same slots and rules, in double): slot[i] the count slot (hist_slot) where the rules take the estimate as it
- * is or the element is below, above or NaN; -1 for an element in range whose estimate is near a whole number (the
- * rules then look at the edges). An element outside [first, last] (or NaN: every compare false) has its estimate
- * replaced by 0 before the conversion, so that the conversion never sees a value an int cannot hold. */
-static void hist_fast_f64(const dr_hist_plan_t *h, const double *v, size_t m, int32_t *slot)
-{
-    const double first = h->first, last = h->last, scale = h->scale, lo = h->margin, hi = 1.0 - h->margin;
-    const int32_t bins = (int32_t)h->bins;
-    for (size_t i = 0; i < m; ++i) {
-        const double x = v[i];
-        const int below = x < first, above = x > last, in = (x >= first) & (x <= last);
-        const double ff = in ? (x - first) * scale : 0.0;
-        const int32_t b = (int32_t)ff;
-        const double fr = ff - (double)b;
-        const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */
-        slot[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;
-    }
-}
-
 /* Add the block's counts: slot[i], or the rules' bin of element i (RULES(i)) where slot[i] is -1. */
 #define DR_HIST_ADD(c, copies, slot, m, RULES, bins)                                                           \
     do {                                                                                                       \
@@ -169,7 +149,7 @@ static void count_hist(const dr_count_pass_t *p, const void *edges, const void *
 #undef AS_F
 #undef AS_D
         if (fast && xf) dr_cpu_lanes()->hist_fast_f32(h, xf, m, slot);
-        else if (fast) hist_fast_f64(h, xd, m, slot);
+        else if (fast) dr_cpu_lanes()->hist_fast_f64(h, xd, m, slot);
         else if (p->dtype == DR_FLOAT16 && h->exact_estimate) f16_exact_slots(h, ef, xf, m, slot);
         else
             for (size_t i = 0; i < m; ++i) slot[i] = -1;

@@ -23,7 +23,7 @@
     static const dr_cpu_lanes_t lanes_##NAME = {#NAME, smm_f64_##NAME, smm_f32_##NAME, m2_f64_##NAME,           \
                                                 m2_f32_##NAME, m2_smm_f64_##NAME, m2_smm_f32_##NAME,            \
                                                 widen_f16_f32_##WIDEN, widen_f16_f64_##WIDEN, round_f16_##WIDEN, \
-                                                hist_fast_f32_##HIST};
+                                                hist_fast_f32_##HIST, hist_fast_f64_##HIST};
 
 #define DR_LANES_FUNCS(NAME, TN, T, TARGET, V, W, LD, ST, SET1, ADD, SUB, MUL, MIN, MAX)                        \
     TARGET static void smm_##TN##_##NAME(const T *v, size_t k, double *sum, double *lo, double *hi)            \
@@ -125,7 +125,9 @@ static void round_f16_scalar(float *v, size_t m)
 }
 
 /* The histogram estimate in C, branch-free so that compilers vectorize it (this file is built with
- * -fno-trapping-math, without which GCC keeps each select a branch). An element outside [first, last] (or NaN:
+ * -fno-trapping-math, without which GCC keeps each select a branch; GCC 12 vectorizes the float loop, not the double
+ * one, whose int masks of double compares it will not mix: that loop branches, which is slow where elements below
+ * and above the range alternate at random). An element outside [first, last] (or NaN:
  * every compare false) has its estimate replaced by 0 before the conversion, so that the conversion never sees a
  * value an int cannot hold. */
 static void hist_fast_f32_scalar(const dr_hist_plan_t *h, const float *v, size_t m, int32_t *slot)
@@ -139,6 +141,20 @@ static void hist_fast_f32_scalar(const dr_hist_plan_t *h, const float *v, size_t
         const float ff = in ? (x - first) * scale : 0.0f;
         const int32_t b = (int32_t)ff;
         const float fr = ff - (float)b;
+        const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */
+        slot[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;
+    }
+}
+static void hist_fast_f64_scalar(const dr_hist_plan_t *h, const double *v, size_t m, int32_t *slot)
+{
+    const double first = h->first, last = h->last, scale = h->scale, lo = h->margin, hi = 1.0 - h->margin;
+    const int32_t bins = (int32_t)h->bins;
+    for (size_t i = 0; i < m; ++i) {
+        const double x = v[i];
+        const int below = x < first, above = x > last, in = (x >= first) & (x <= last);
+        const double ff = in ? (x - first) * scale : 0.0;
+        const int32_t b = (int32_t)ff;
+        const double fr = ff - (double)b;
         const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */
         slot[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;
     }
@@ -212,7 +228,7 @@ __attribute__((target("avx,f16c"))) static void round_f16_f16c(float *v, size_t 
     _mm256_zeroupper();
     round_f16_scalar(v + i, m - i);
 }
-/* The histogram estimate eight elements a step: the scalar loop's operations, each select an and/andnot/or of
+/* The histogram estimate eight floats a step: the scalar loop's operations, each select an and/andnot/or of
  * compare masks (as f16c_widen8 says why), the bin's compare with bins made in float (both whole numbers of at most
  * 2^24, exact). */
 __attribute__((target("avx"))) static __m256 hist_select(__m256 mask, __m256 yes, __m256 no)
@@ -248,6 +264,44 @@ __attribute__((target("avx"))) static void hist_fast_f32_avx(const dr_hist_plan_
     }
     _mm256_zeroupper();
     hist_fast_f32_scalar(h, v + i, m - i, slot + i);
+}
+/* Four doubles a step: the compares' 64-bit masks narrowed to the slots' 32 bits (the low half of each). */
+__attribute__((target("avx"))) static __m128 hist_narrow(__m256d mask)
+{
+    const __m256 f = _mm256_castpd_ps(mask);
+    return _mm_shuffle_ps(_mm256_castps256_ps128(f), _mm256_extractf128_ps(f, 1), _MM_SHUFFLE(2, 0, 2, 0));
+}
+__attribute__((target("avx"))) static __m128 hist_select4(__m128 mask, __m128 yes, __m128 no)
+{
+    return _mm_or_ps(_mm_and_ps(mask, yes), _mm_andnot_ps(mask, no));
+}
+__attribute__((target("avx"))) static void hist_fast_f64_avx(const dr_hist_plan_t *h, const double *v, size_t m,
+                                                              int32_t *slot)
+{
+    const __m256d first = _mm256_set1_pd(h->first), last = _mm256_set1_pd(h->last), scale = _mm256_set1_pd(h->scale);
+    const __m256d lo = _mm256_set1_pd(h->margin), hi = _mm256_set1_pd(1.0 - h->margin);
+    const __m256d bins_d = _mm256_set1_pd((double)h->bins);
+    const int32_t bins = (int32_t)h->bins;
+    const __m128 below_s = _mm_castsi128_ps(_mm_set1_epi32(bins)), above_s = _mm_castsi128_ps(_mm_set1_epi32(bins + 1));
+    const __m128 nan_s = _mm_castsi128_ps(_mm_set1_epi32(bins + 2)), near_s = _mm_castsi128_ps(_mm_set1_epi32(-1));
+    size_t i = 0;
+    for (; m - i >= 4; i += 4) {
+        const __m256d x = _mm256_loadu_pd(v + i);
+        const __m256d below = _mm256_cmp_pd(x, first, _CMP_LT_OQ), above = _mm256_cmp_pd(x, last, _CMP_GT_OQ);
+        const __m256d in = _mm256_and_pd(_mm256_cmp_pd(x, first, _CMP_GE_OQ), _mm256_cmp_pd(x, last, _CMP_LE_OQ));
+        const __m256d ff = _mm256_and_pd(in, _mm256_mul_pd(_mm256_sub_pd(x, first), scale)); /* 0.0 outside */
+        const __m128i b = _mm256_cvttpd_epi32(ff);
+        const __m256d bd = _mm256_cvtepi32_pd(b), fr = _mm256_sub_pd(ff, bd);
+        const __m256d inner = _mm256_and_pd(_mm256_cmp_pd(fr, lo, _CMP_GT_OQ), _mm256_cmp_pd(fr, hi, _CMP_LT_OQ));
+        const __m256d ok = _mm256_and_pd(_mm256_and_pd(in, _mm256_cmp_pd(bd, bins_d, _CMP_LT_OQ)), inner);
+        __m128 s = hist_select4(hist_narrow(above), above_s, nan_s);
+        s = hist_select4(hist_narrow(below), below_s, s);
+        s = hist_select4(hist_narrow(in), near_s, s);
+        s = hist_select4(hist_narrow(ok), _mm_castsi128_ps(b), s);
+        _mm_storeu_si128((__m128i *)(void *)(slot + i), _mm_castps_si128(s));
+    }
+    _mm256_zeroupper();
+    hist_fast_f64_scalar(h, v + i, m - i, slot + i);
 }
 DR_LANES_VERSION(avx, __attribute__((target("avx"))), __m256d, 4, _mm256_loadu_pd, A_LD32, _mm256_storeu_pd,
                  _mm256_set1_pd, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_min_pd, _mm256_max_pd, f16c,

@@ -6,7 +6,7 @@
  * on the machine; only the speed does. The baseline's stats are compute-bound where a core reads fast (float32 stats
  * 13 GB/s against a 28 GB/s read loop on 2 cores of an AVX-512 EPYC; 26 GB/s with AVX), which is why the wider
  * version exists. The AVX version also widens float16, and rounds to it, by F16C, and runs where the CPU has both;
- * and it takes a float histogram's estimate eight elements a step (hist_fast_f32). */
+ * and it takes a histogram's estimate eight floats or four doubles a step (hist_fast_f32, hist_fast_f64). */
 #ifndef DREDUCE_CPU_LANES_H
 #define DREDUCE_CPU_LANES_H
 
@@ -43,6 +43,8 @@ typedef struct {
      * slot[i] the bin where the estimate's fraction lies farther than h->margin from a whole number, -1 where it does
      * not (the edges decide: cpu_count.c), bins, bins + 1 and bins + 2 for an element below, above and NaN. */
     void (*hist_fast_f32)(const dr_hist_plan_t *h, const float *v, size_t m, int32_t *slot);
+    /* The same for the double bin type (dr_hist_bin_f64: float64 and the integers, widened). */
+    void (*hist_fast_f64)(const dr_hist_plan_t *h, const double *v, size_t m, int32_t *slot);
 } dr_cpu_lanes_t;
 
 /* The widest version this CPU runs (chosen on the first call), or the one dr_cpu_lanes_use chose. */

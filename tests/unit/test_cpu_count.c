@@ -8,7 +8,7 @@
  * infinities, zeros of both signs, subnormals and random bit patterns; random lengths up to 5000 (a thread's slice is
  * at least 65536 elements: one thread) and, every eighth case, 140000 to 200000 (2 and 3 threads: slices that end
  * inside a block, keeping threads sharing the keep buffer's atomic position). Plans with few and many bins, the fast
- * estimate with small and large margins (through every version of cpu_lanes.c this CPU runs: the float estimate is
+ * estimate with small and large margins (through every version of cpu_lanes.c this CPU runs: the estimates are
  * theirs), and the exact estimate; digit passes of every position, the first (every
  * element counted) and later ones with 1, 3 and 7 groups (7: the binary search), keeping and not. And every float16
  * value at once through the exact estimate with many bins. */
@@ -184,7 +184,7 @@ static void test_hist(uint64_t *rng, void *buf, float *ef, double *ed, uint64_t 
                 else b = dr_hist_bin_f64(&p.hist, ed, elem_f64(t, buf, i));
                 ++want[b >= 0 ? (uint64_t)b : bins + (uint64_t)(-b - 1)];
             }
-            /* every version of the lanes this CPU runs (the float estimate is theirs: cpu_lanes.h) */
+            /* every version of the lanes this CPU runs (the estimates are theirs: cpu_lanes.h) */
             const dr_cpu_lanes_t *widest = dr_cpu_lanes();
             for (int v = 0; dr_cpu_lanes_at(v); ++v) {
                 const dr_cpu_lanes_t *lanes = dr_cpu_lanes_at(v);

@@ -857,6 +857,7 @@ static void test_lanes_leave_ymm_clean(void)
             DR_YMM_CLEAN_AFTER((void)lanes->m2_smm_f64(g, m, 1.0, g, m, &sum, &lo, &hi));
             DR_YMM_CLEAN_AFTER((void)lanes->m2_smm_f32(f, m, 1.0, f, m, &sum, &lo, &hi));
             DR_YMM_CLEAN_AFTER(lanes->hist_fast_f32(&plan, f, m, slot));
+            DR_YMM_CLEAN_AFTER(lanes->hist_fast_f64(&plan, g, m, slot));
 #undef DR_YMM_CLEAN_AFTER
         }
     }
