@@ -124,40 +124,33 @@ static void round_f16_scalar(float *v, size_t m)
     for (size_t i = 0; i < m; ++i) v[i] = dr_round_f16(v[i]);
 }
 
-/* The histogram estimate in C, branch-free so that compilers vectorize it (this file is built with
- * -fno-trapping-math, without which GCC keeps each select a branch; GCC 12 vectorizes the float loop, not the double
- * one, whose int masks of double compares it will not mix: that loop branches, which is slow where elements below
- * and above the range alternate at random). An element outside [first, last] (or NaN:
- * every compare false) has its estimate replaced by 0 before the conversion, so that the conversion never sees a
- * value an int cannot hold. */
+/* The histogram estimate in C for the bin type FT, branch-free so that compilers vectorize it (this file is built
+ * with -fno-trapping-math, without which GCC keeps each select a branch; GCC 12 vectorizes it for float, not for
+ * double, whose int masks of double compares it will not mix: that loop branches, which is slow where elements below
+ * and above the range alternate at random). An element outside [first, last] (or NaN: every compare false) has its
+ * estimate replaced by 0 before the conversion, so that the conversion never sees a value an int cannot hold. */
+#define DR_HIST_FAST(FT, h, v, m, slot)                                                                        \
+    do {                                                                                                       \
+        const FT first = (FT)(h)->first, last = (FT)(h)->last, scale = (FT)(h)->scale;                         \
+        const FT lo = (FT)(h)->margin, hi = (FT)1 - (FT)(h)->margin;                                           \
+        const int32_t bins = (int32_t)(h)->bins;                                                               \
+        for (size_t i = 0; i < (m); ++i) {                                                                     \
+            const FT x = (v)[i];                                                                               \
+            const int below = x < first, above = x > last, in = (x >= first) & (x <= last);                    \
+            const FT ff = in ? (x - first) * scale : (FT)0;                                                    \
+            const int32_t b = (int32_t)ff;                                                                     \
+            const FT fr = ff - (FT)b;                                                                          \
+            const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */                \
+            (slot)[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;                                     \
+        }                                                                                                      \
+    } while (0)
 static void hist_fast_f32_scalar(const dr_hist_plan_t *h, const float *v, size_t m, int32_t *slot)
 {
-    const float first = (float)h->first, last = (float)h->last, scale = (float)h->scale;
-    const float lo = (float)h->margin, hi = 1.0f - (float)h->margin;
-    const int32_t bins = (int32_t)h->bins;
-    for (size_t i = 0; i < m; ++i) {
-        const float x = v[i];
-        const int below = x < first, above = x > last, in = (x >= first) & (x <= last);
-        const float ff = in ? (x - first) * scale : 0.0f;
-        const int32_t b = (int32_t)ff;
-        const float fr = ff - (float)b;
-        const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */
-        slot[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;
-    }
+    DR_HIST_FAST(float, h, v, m, slot);
 }
 static void hist_fast_f64_scalar(const dr_hist_plan_t *h, const double *v, size_t m, int32_t *slot)
 {
-    const double first = h->first, last = h->last, scale = h->scale, lo = h->margin, hi = 1.0 - h->margin;
-    const int32_t bins = (int32_t)h->bins;
-    for (size_t i = 0; i < m; ++i) {
-        const double x = v[i];
-        const int below = x < first, above = x > last, in = (x >= first) & (x <= last);
-        const double ff = in ? (x - first) * scale : 0.0;
-        const int32_t b = (int32_t)ff;
-        const double fr = ff - (double)b;
-        const int32_t out = in ? -1 : bins + 2 - 2 * below - above; /* below, above, NaN */
-        slot[i] = in & (fr > lo) & (fr < hi) & (b < bins) ? b : out;
-    }
+    DR_HIST_FAST(double, h, v, m, slot);
 }
 
 /* Portable C: one double per lane (compilers vectorize the sums but not the compares, which IEEE's NaN and signed
