@@ -140,9 +140,10 @@ __device__ __forceinline__ uint32_t slot_of(const dr_count_pass_t &p, const hist
 
 // Adds one element to its slot. In the block's counts in shared memory (word (slot << shift) | copy: this lane's
 // copy, copies_of()): one atomic per element. A thread that kept a run of equal slots in registers and added it once
-// (so that skewed data, every lane on one address, would not serialize) measured about 2x slower on an H200 on uniform data and 1.6x slower on one-bin data, whose same-address
-// shared atomics Hopper takes without runs at 69% of the read bandwidth (float32, 2^28 elements, 256 bins: 0.38 ms
-// without runs, 0.73 ms with; int32 sum reads the same bytes in 0.25 ms). In the global counts (histograms too large
+// (so that skewed data, every lane on one address, would not serialize) measured about 2x slower on an H200 on
+// uniform data and 1.6x slower on one-bin data, whose same-address shared atomics Hopper takes without runs at 69% of
+// the read bandwidth (float32, 2^28 elements, 256 bins: 0.38 ms without runs, 0.73 ms with; int32 sum reads the same
+// bytes in 0.25 ms). In the global counts (histograms too large
 // for shared memory) the runs stay: one-bin data would otherwise put every element's atomic on one address of
 // global memory (65536 bins: 197 ms against 1.3 ms with runs, 2^28 float32).
 struct run_t {
