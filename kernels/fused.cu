@@ -78,6 +78,32 @@ template <class C> __device__ __forceinline__ C cmax(C a, C b)
     else if constexpr (std::is_same<C, double>::value) return dr_max_f64(a, b);
     else return b > a ? b : a;
 }
+/* Two float16 pairs' elementwise min and max (min.f16x2: a NaN operand gives the other, as fminf). */
+__device__ __forceinline__ uint32_t f16x2_min(uint32_t a, uint32_t b)
+{
+    uint32_t d;
+    asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+__device__ __forceinline__ uint32_t f16x2_max(uint32_t a, uint32_t b)
+{
+    uint32_t d;
+    asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+/* NaN policy OMIT's min and max of a running value (never NaN) and an element that may be NaN (then left out: the
+ * running value): cmin's and cmax's order, -0.0 below +0.0, without their NaN rule (for float one instruction,
+ * min.f32 returning the operand that is not NaN, where a select to +-inf first took two more). */
+template <class C> __device__ __forceinline__ C omit_min(C a, C b)
+{
+    if constexpr (std::is_same<C, float>::value) return fminf(a, b);
+    else return (b < a || (a == b && signbit(b))) ? b : a;
+}
+template <class C> __device__ __forceinline__ C omit_max(C a, C b)
+{
+    if constexpr (std::is_same<C, float>::value) return fmaxf(a, b);
+    else return (b > a || (a == b && !signbit(b))) ? b : a;
+}
 
 /* ---- The walk, the block and the grid, for any policy P ----
  * P::Thread: a thread's running state; P::State: the partial (dr_arg_t or dr_stats_t, what the result is);
@@ -257,8 +283,25 @@ template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
     {
         In e[kVec];
         memcpy(e, &v, 16);
-        if constexpr (kOmit && std::is_same<C, float>::value && sizeof(In) == 2) {
-            /* OMIT of the 16-bit floats (eight elements a vector, issue-bound): fminf/fmaxf (min.f32/max.f32, one
+        if constexpr (kOmit && std::is_same<In, dr_f16_t>::value) {
+            /* OMIT of float16 (issue-bound at eight elements a vector): the extreme on pairs of halves, min.f16x2 /
+             * max.f16x2 (two elements an instruction, a NaN operand skipped), then one conversion to float a pair;
+             * the NaN counted on the packed bits: a half is NaN where its magnitude bits exceed 0x7c00, so adding
+             * 0x03ff carries into its top bit exactly then (a magnitude is at most 0x7fff: nothing carries into
+             * the next half), and the four words' flags, shifted apart, take one population count. A vector of
+             * NaN only is the fill, as below; ties and signed zeros as below. */
+            const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+            const uint32_t p = IsMax ? f16x2_max(f16x2_max(w[0], w[1]), f16x2_max(w[2], w[3]))
+                                     : f16x2_min(f16x2_min(w[0], w[1]), f16x2_min(w[2], w[3]));
+            const float lo = dr_f16_to_f32((uint16_t)(p & 0xffffu)), hi = dr_f16_to_f32((uint16_t)(p >> 16));
+            const float m = IsMax ? fmaxf(lo, hi) : fminf(lo, hi);
+            uint32_t flags = 0;
+#pragma unroll
+            for (int k = 0; k < 4; ++k) flags |= (((w[k] & 0x7fff7fffu) + 0x03ff03ffu) & 0x80008000u) >> k;
+            nans += __popc(flags);
+            return m != m ? (C)dr_nan_fill(kOp) : m;
+        } else if constexpr (kOmit && std::is_same<C, float>::value && sizeof(In) == 2) {
+            /* OMIT of bfloat16 (eight elements a vector, issue-bound): fminf/fmaxf (min.f32/max.f32, one
              * instruction each) skip a NaN operand, so the vector's extreme needs no select an element, only its
              * count; a vector of NaN only is the fill (+-inf), as each replaced element would be. Ties and signed
              * zeros: the kept vector is read again at the end (end()), which finds the first element equal to the
@@ -479,9 +522,10 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         return r;
     }
     /* OMIT: the elements of vectors v[0..N) that are not NaN as one batch of its own count k: NaN are 0 in its sum,
-     * +-inf in its min and max, and add nothing to its m2 (two passes over registers, as wide_batch's), selects on
-     * the load path like the other ops'; one merge (Chan's update) a batch, as the round's when none is NaN. The
-     * mean divides by k only where a NaN made k short of the batch (k == N kVec multiplies). */
+     * left out of its min and max (omit_min, omit_max), and add nothing to its m2 (two passes over registers, as
+     * wide_batch's), selects on the load path like the other ops'; one merge (Chan's update) a batch, as the
+     * round's when none is NaN. The mean divides by k only where a NaN made k short of the batch (k == N kVec
+     * multiplies). */
     template <int N> __device__ static void omit_batch(Thread &t, const uint4 *v)
     {
         constexpr int kK = N * kVec;
@@ -489,19 +533,19 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         memcpy(e, v, sizeof e);
         const C pinf = (C)__longlong_as_double(0x7ff0000000000000ll);
         double x[kK], s = 0;
-        unsigned k = 0, nan_bits = 0;
+        unsigned nan_bits = 0;
         C lo = pinf, hi = -pinf;
 #pragma unroll
         for (int j = 0; j < kK; ++j) {
             const C c = to_cmp(e[j]);
             const bool nan = c != c;
             nan_bits |= (unsigned)nan << j;
-            k += !nan;
-            lo = cmin(lo, nan ? pinf : c);
-            hi = cmax(hi, nan ? -pinf : c);
-            x[j] = nan ? 0.0 : (double)c;
+            lo = omit_min(lo, c);
+            hi = omit_max(hi, c);
+            x[j] = (double)(nan ? (C)0 : c); /* the select before the widening: one register, not two */
             s += x[j];
         }
+        const unsigned k = kK - __popc(nan_bits);
         t.nans += kK - k;
         t.lo = cmin(t.lo, lo);
         t.hi = cmax(t.hi, hi);
