@@ -483,7 +483,8 @@ typedef struct {
     uint64_t nan_count;     /* of them NaN (NaN policy OMIT: left out) */
     uint64_t below, above;  /* histogram: elements below the first edge / above the last (not NaN) */
     double lo, hi;          /* histogram: the first and last edge, as NumPy computes them (the data's float type) */
-    int passes;             /* reads of each rank's part: the automatic range's, then one per histogram or digit */
+    int passes;             /* the automatic range's, then one per histogram or digit, each a read of each rank's
+                               part; a quantile with the pilot: its sample's select and its read first (pilot) */
     double pass_local_ms[DREDUCE_DIST_MAX_PASSES];   /* per pass: this rank's reading and counting */
     double pass_combine_ms[DREDUCE_DIST_MAX_PASSES]; /* per pass: its combine, entry to return (waiting included) */
     double local_ms;        /* this rank's reading and counting, every pass */
@@ -491,6 +492,9 @@ typedef struct {
     double range_ms;        /* histogram, automatic range: the min/max pass, its combine included; NaN otherwise */
     double total_ms;        /* the whole call */
     uint64_t local_nan_count; /* of this rank's part, NaN */
+    int pilot;              /* quantile: 0 no pilot; 1 the pilot's brackets held every order statistic (passes: the
+                               sample's select, one read of the part, then passes over the elements it kept); 2 one
+                               missed, and the select read the part again (docs/performance.md, "The pilot") */
 } dreduce_dist_info_t;
 
 /* One quantile's order statistics: elements of the data at 0-based ranks lower_rank <= upper_rank of the sorted

@@ -4,7 +4,7 @@
 //
 // Shape: a persistent grid; each thread reads 16-byte vectors (a scalar head up to the first aligned vector and a
 // scalar tail), finds each element's slot and adds one to the block's counts in shared memory (uint32; a block counts
-// fewer than 2^32 elements: the grid grows with n), one atomic per element (count(), below, says why). The block
+// fewer than 2^32 elements: the grid grows with n), one atomic per element (counter_t, below, says why). The block
 // keeps up to 32 copies of its counts, one per lane where they fit (copies_of()), so that the lanes of a warp never
 // wait on each other's banks. At the end each block adds its non-zero counts to the global uint64 counts. Counts too
 // many for shared memory (large histograms) go to global memory directly, a thread's run of equal slots at a time.
@@ -94,78 +94,118 @@ template <dr_dtype_t DT> __device__ __forceinline__ float as_float(typename elem
     else return __uint_as_float(x);
 }
 
-// The element's histogram slot: bins 0..B-1, then below, above, NaN. An element well inside its bin (the estimate's
-// fraction farther than the plan's margin from both edges: nearly all) takes the fast estimate's bin, the very
-// operations dr_hist_bin_* start with, in 32-bit integers; the rest, and elements outside the range, go through
-// the whole dr_hist_bin_* (src/common/distrib.h), so both give every element the same slot.
+// The fast estimate's bin of an element, the very operations dr_hist_bin_* start with ((x - first) * scale in the
+// estimate's type); *ok: the element is well inside that bin (its fraction farther than the plan's margin from both
+// edges: nearly all elements), so the bin is the one dr_hist_bin_* returns. The fraction comes without a conversion
+// to integer and back (the conversion unit's quarter rate made two of them a step of every element's critical path):
+// adding 1.5 * 2^23 (2^52 for double) rounds f to the nearest whole number r in the low bits, exact wherever it is
+// used (0 <= f <= bins < 2^22 inside the range), and d = f - r is exact; the fraction lies farther than the margin
+// from both whole numbers exactly when |d| > margin, and the bin (f's floor) is r, or r - 1 where d < 0.
 template <dr_dtype_t DT>
-__device__ __forceinline__ uint32_t hist_slot(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
-                                              typename elem<DT>::T x)
+__device__ __forceinline__ uint32_t hist_estimate(const hist_fast_t &hf, typename elem<DT>::T x, bool &ok)
 {
     if constexpr (DT == DR_FLOAT16 || DT == DR_BFLOAT16 || DT == DR_FLOAT32) {
+        constexpr float kRound = 12582912.0f; // 1.5 * 2^23
         const float v = as_float<DT>(x);
-        if (hf.on && v >= hf.ff && v <= hf.fl) {
-            const float f = dr_fmul(dr_fsub(v, hf.ff), hf.fs);
-            const int32_t i = (int32_t)f;
-            const float fr = f - (float)i;
-            if (fr > hf.fm && fr < hf.f1m && i < hf.bins) return (uint32_t)i;
-        }
+        const float f = dr_fmul(dr_fsub(v, hf.ff), hf.fs);
+        const float t = __fadd_rn(f, kRound);
+        const float d = dr_fsub(f, dr_fsub(t, kRound));
+        const int32_t i = (__float_as_int(t) - __float_as_int(kRound)) - (d < 0.0f ? 1 : 0);
+        ok = hf.on && v >= hf.ff && v <= hf.fl && fabsf(d) > hf.fm && i < hf.bins;
+        return (uint32_t)i;
     } else {
+        constexpr double kRound = 6755399441055744.0; // 1.5 * 2^52: r in the low word
         const double v = DT == DR_FLOAT64 ? __longlong_as_double((long long)x) : (double)x;
-        if (hf.on && v >= hf.df && v <= hf.dl) {
-            const double f = dr_dmul(dr_dsub(v, hf.df), hf.ds);
-            const int32_t i = (int32_t)f;
-            const double fr = f - (double)i;
-            if (fr > hf.dm && fr < hf.d1m && i < hf.bins) return (uint32_t)i;
-        }
+        const double f = dr_dmul(dr_dsub(v, hf.df), hf.ds);
+        const double t = dr_dadd(f, kRound);
+        const double d = dr_dsub(f, dr_dsub(t, kRound));
+        const int32_t i = __double2loint(t) - (d < 0.0 ? 1 : 0);
+        ok = hf.on && v >= hf.df && v <= hf.dl && fabs(d) > hf.dm && i < hf.bins;
+        return (uint32_t)i;
     }
+}
+
+// The element's histogram slot through the whole dr_hist_bin_* (src/common/distrib.h): bins 0..B-1, then below,
+// above, NaN.
+template <dr_dtype_t DT>
+__device__ __forceinline__ uint32_t hist_exact(const dr_count_pass_t &p, const void *edges, typename elem<DT>::T x)
+{
     const int64_t b = bin_of<DT>(p.hist, edges, x);
     return b >= 0 ? (uint32_t)b : p.hist.bins + (uint32_t)(-b - 1);
 }
 
-template <dr_dtype_t DT, dr_count_kind_t K>
-__device__ __forceinline__ uint32_t slot_of(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
-                                            typename elem<DT>::T x)
+// The slots of a thread's elements of one vector. A histogram takes the fast estimate of all of them first and
+// looks at the edges only for those it does not settle (one branch a vector, not one an element, which measured
+// the pass's cost in branch and reconvergence instructions).
+template <dr_dtype_t DT, dr_count_kind_t K, int N>
+__device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
+                                         const typename elem<DT>::T (&x)[N], uint32_t (&slot)[N])
 {
     if constexpr (K == DR_COUNT_HIST) {
-        return hist_slot<DT>(p, hf, edges, x);
+        uint32_t slow = 0;
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            bool ok;
+            slot[j] = hist_estimate<DT>(hf, x[j], ok);
+            slow |= (ok ? 0u : 1u) << j;
+        }
+        if (slow)
+#pragma unroll
+            for (int j = 0; j < N; ++j)
+                if (slow >> j & 1u) slot[j] = hist_exact<DT>(p, edges, x[j]);
+    } else if constexpr (K == DR_COUNT_RANGE) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            bool nan;
+            const uint64_t k = key_of<DT>(x[j], &nan);
+            slot[j] = nan ? 2u * (uint32_t)p.groups + 1u : dr_count_range_slot(&p, k);
+        }
     } else {
-        bool nan;
-        const uint64_t k = key_of<DT>(x, &nan);
-        if (nan) return ((uint32_t)p.groups << p.width);
-        const int g = dr_count_group(&p, k);
-        return g < 0 ? kSkip : ((uint32_t)g << p.width) | dr_count_digit(&p, k);
+#pragma unroll
+        for (int j = 0; j < N; ++j) {
+            bool nan;
+            const uint64_t k = key_of<DT>(x[j], &nan);
+            const int g = dr_count_group(&p, k);
+            slot[j] = nan ? ((uint32_t)p.groups << p.width)
+                          : g < 0 ? kSkip : ((uint32_t)g << p.width) | dr_count_digit(&p, k);
+        }
     }
 }
 
-// Adds one element to its slot. In the block's counts in shared memory (word (slot << shift) | copy: this lane's
+// Where a thread adds its elements. In the block's counts in shared memory (word (slot << shift) | copy: this lane's
 // copy, copies_of()): one atomic per element. A thread that kept a run of equal slots in registers and added it once
 // (so that skewed data, every lane on one address, would not serialize) measured about 2x slower on an H200 on
 // uniform data and 1.6x slower on one-bin data, whose same-address shared atomics Hopper takes without runs at 69% of
 // the read bandwidth (float32, 2^28 elements, 256 bins: 0.38 ms without runs, 0.73 ms with; int32 sum reads the same
-// bytes in 0.25 ms). In the global counts (histograms too large
-// for shared memory) the runs stay: one-bin data would otherwise put every element's atomic on one address of
-// global memory (65536 bins: 197 ms against 1.3 ms with runs, 2^28 float32).
-struct run_t {
-    uint32_t slot = kSkip, len = 0;
+// bytes in 0.25 ms). In the global counts (histograms too large for shared memory) the runs stay: one-bin data would
+// otherwise put every element's atomic on one address of global memory (65536 bins: 197 ms against 1.3 ms with
+// runs, 2^28 float32). Which of the two is the kernel's template argument, so that neither pays for the other's
+// branch an element.
+template <bool Smem> struct counter_t;
+template <> struct counter_t<true> {
+    uint32_t *lane_counts; // the block's counts, at this lane's copy
+    uint32_t shift;
+    __device__ __forceinline__ void add(uint32_t slot) { atomicAdd(lane_counts + (slot << shift), 1u); }
+    __device__ __forceinline__ void finish() {}
 };
-
-__device__ __forceinline__ void count(uint32_t slot, run_t &r, uint32_t *smem, uint32_t shift, uint32_t copy,
-                                      unsigned long long *gcounts, bool in_smem)
-{
-    if (slot == kSkip) return; /* not in play: it neither counts nor ends a run */
-    if (in_smem) {
-        atomicAdd(&smem[(slot << shift) | copy], 1u);
-        return;
+template <> struct counter_t<false> {
+    unsigned long long *gcounts;
+    uint32_t slot = kSkip, len = 0; // the run
+    __device__ __forceinline__ void add(uint32_t s)
+    {
+        if (s == slot) {
+            ++len;
+            return;
+        }
+        if (len) atomicAdd(&gcounts[slot], (unsigned long long)len);
+        slot = s;
+        len = 1;
     }
-    if (slot == r.slot) {
-        ++r.len;
-        return;
+    __device__ __forceinline__ void finish()
+    {
+        if (len) atomicAdd(&gcounts[slot], (unsigned long long)len);
     }
-    if (r.len) atomicAdd(&gcounts[r.slot], (unsigned long long)r.len);
-    r.slot = slot;
-    r.len = 1;
-}
+};
 
 // A digit pass that also keeps the elements in play, so the later passes read those alone. A warp reserves room
 // kKeepChunk elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
@@ -177,40 +217,62 @@ constexpr uint32_t kKeepChunk = 256;
 template <typename T> struct keeper_t {
     T *out;
     unsigned long long *pos;
+    unsigned long long cap; // elements out holds: a chunk past it is not written (*pos tells the host it ran over)
     T pad;
     unsigned long long base = 0;
     uint32_t used = kKeepChunk; // no chunk yet: the first lanes "finish" an empty one of no elements
+    bool fits = true;           // the current chunk lies within cap
 
-    // Whole warps only (every lane calls it, in step).
-    __device__ __forceinline__ void warp_keep(bool in_play, T x)
+    // Whole warps only (every lane calls it, in step): the lane's elements e[j] whose bit j of `mask` is set. Their
+    // places come from a scan of the lanes' counts, one scan a group of elements rather than a ballot and two
+    // population counts an element.
+    template <int N> __device__ __forceinline__ void warp_keep(uint32_t mask, const T (&e)[N])
     {
-        const unsigned want = __ballot_sync(0xffffffffu, in_play);
-        if (!want) return;
-        const uint32_t cnt = __popc(want), lane = threadIdx.x & 31;
-        const uint32_t at = used + __popc(want & ((1u << lane) - 1u));
-        if (used + cnt <= kKeepChunk) {
-            if (in_play) out[base + at] = x;
-            used += cnt;
-            return;
+        static_assert(32 * N <= kKeepChunk, "a group's elements fill at most one chunk more");
+        const uint32_t lane = threadIdx.x & 31, cnt = __popc(mask);
+        uint32_t incl = cnt;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const uint32_t y = __shfl_up_sync(0xffffffffu, incl, o);
+            if (lane >= (uint32_t)o) incl += y;
         }
-        // The chunk fills up: the first lanes finish it, the others start the next.
-        unsigned long long b = 0;
-        if (lane == 0) b = atomicAdd(pos, (unsigned long long)kKeepChunk);
-        b = __shfl_sync(0xffffffffu, b, 0);
-        if (in_play) out[at < kKeepChunk ? base + at : b + (at - kKeepChunk)] = x;
-        base = b;
-        used = used + cnt - kKeepChunk;
+        const uint32_t total = __shfl_sync(0xffffffffu, incl, 31);
+        // The chunk fills up: the lanes past its end go to the next one (total <= 32 N <= kKeepChunk: one at most).
+        unsigned long long next = 0;
+        const bool spill = used + total > kKeepChunk;
+        if (spill) {
+            if (lane == 0) next = atomicAdd(pos, (unsigned long long)kKeepChunk);
+            next = __shfl_sync(0xffffffffu, next, 0);
+        }
+        const bool next_fits = next + kKeepChunk <= cap;
+        uint32_t at = used + incl - cnt;
+#pragma unroll
+        for (int j = 0; j < N; ++j)
+            if (mask >> j & 1u) {
+                const bool in_this = at < kKeepChunk;
+                if (in_this ? fits : next_fits) out[in_this ? base + at : next + (at - kKeepChunk)] = e[j];
+                ++at;
+            }
+        if (spill) {
+            base = next;
+            fits = next_fits;
+            used = used + total - kKeepChunk;
+        } else {
+            used += total;
+        }
     }
     __device__ __forceinline__ void warp_finish()
     {
         const uint32_t lane = threadIdx.x & 31;
-        if (used < kKeepChunk)
+        if (used < kKeepChunk && fits)
             for (uint32_t k = used + lane; k < kKeepChunk; k += 32) out[base + k] = pad;
     }
     // One thread alone (the scalar head and tail).
     __device__ __forceinline__ void one_keep(bool in_play, T x)
     {
-        if (in_play) out[atomicAdd(pos, 1ull)] = x;
+        if (!in_play) return;
+        const unsigned long long at = atomicAdd(pos, 1ull);
+        if (at < cap) out[at] = x;
     }
 };
 
@@ -222,23 +284,32 @@ constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 // bounded, 83-87% for up to 256 bins (three blocks, 42 registers: no faster). The digit passes need fewer registers
 // (48-64: two blocks already) and measured no faster bounded to two; theirs asks for one. Both kinds thus run blocks
 // of at most 512 threads (grid_of halves a larger request).
-template <dr_dtype_t DT, dr_count_kind_t K>
+template <bool B> struct flag_t {
+    static constexpr bool value = B;
+};
+
+template <dr_dtype_t DT, dr_count_kind_t K, bool Smem>
 __global__ void __launch_bounds__(512, K == DR_COUNT_HIST ? 2 : 1)
     count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in, uint64_t n,
-                 unsigned long long *__restrict__ gcounts, uint32_t words, bool in_smem, void *__restrict__ out,
-                 unsigned long long *__restrict__ out_pos)
+                 unsigned long long *__restrict__ gcounts, uint32_t words, void *__restrict__ out,
+                 unsigned long long *__restrict__ out_pos, unsigned long long out_cap)
 {
     using T = typename elem<DT>::T;
     extern __shared__ uint32_t smem[];
-    const uint32_t shift = in_smem ? copies_of(words) : 0, copies = 1u << shift;
-    const uint32_t copy = threadIdx.x & (copies - 1); /* blocks are whole warps: lane mod copies */
-    if (in_smem)
+    const uint32_t shift = Smem ? copies_of(words) : 0, copies = 1u << shift;
+    counter_t<Smem> counter;
+    if constexpr (Smem) {
         for (uint32_t w = threadIdx.x; w < words << shift; w += blockDim.x) smem[w] = 0;
+        counter.lane_counts = smem + (threadIdx.x & (copies - 1)); /* blocks are whole warps: lane mod copies */
+        counter.shift = shift;
+    } else {
+        counter.gcounts = gcounts;
+    }
     __syncthreads();
     const hist_fast_t hf(p.hist);
 
     const T *x = (const T *)in;
-    constexpr int kPer = 16 / sizeof(T);
+    constexpr int kPer = 16 / sizeof(T), kGroup = kPer < 4 ? kPer : 4;
     // Elements before the first 16-byte boundary, then whole vectors, then the tail.
     const uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
     const uint64_t head = mis ? (uint64_t)min((uint64_t)(kPer - mis), n) : 0;
@@ -246,21 +317,25 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_HIST ? 2 : 1)
     const uint64_t tail_from = head + nvec * kPer;
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
-    const uint32_t nan_slot = (uint32_t)p.groups << p.width;
-    const bool keeping = K == DR_COUNT_DIGIT && out != nullptr;
-    keeper_t<T> kp{(T *)out, out_pos, (T)p.keep_pad};
-    run_t r; // the global counts' run (count())
-    auto in_play = [&](uint32_t slot) { return slot != kSkip && slot != nan_slot; };
-    if (tid < head) {
-        const uint32_t slot = slot_of<DT, K>(p, hf, edges, x[tid]);
-        count(slot, r, smem, shift, copy, gcounts, in_smem);
-        if (keeping) kp.one_keep(in_play(slot), x[tid]);
-    }
+    // The slots of elements in play (kept by a keeping pass) lie below play_end: a digit pass's groups (not NaN, at
+    // play_end, nor kSkip), a pilot pass's intervals.
+    const uint32_t play_end = K == DR_COUNT_RANGE ? (uint32_t)p.groups : (uint32_t)p.groups << p.width;
+    const bool keeping = K != DR_COUNT_HIST && out != nullptr;
+    keeper_t<T> kp{(T *)out, out_pos, out_cap, (T)p.keep_pad};
+    auto in_play = [&](uint32_t slot) { return slot < play_end; };
+    auto one = [&](T e) { // a scalar element (head, tail)
+        T xs[1] = {e};
+        uint32_t slot[1];
+        slots_of<DT, K>(p, hf, edges, xs, slot);
+        if (slot[0] != kSkip) counter.add(slot[0]);
+        if (keeping) kp.one_keep(in_play(slot[0]), e);
+    };
+    if (tid < head) one(x[tid]);
     // Warps step together through the vectors (kVecs of them per lane a step, loaded first), so the keeper's
-    // ballots see every lane.
+    // ballots see every lane. Every step but a warp's last is whole, and takes no check of an element's index.
     const uint4 *v = (const uint4 *)(x + head);
     const uint64_t lane = threadIdx.x & 31, warp = tid >> 5, nwarps = nthreads >> 5;
-    for (uint64_t base = warp * 32 * kVecs; base < nvec; base += nwarps * 32 * kVecs) {
+    auto step = [&](uint64_t base, auto whole) {
         union {
             uint4 u;
             T e[kPer];
@@ -268,43 +343,58 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_HIST ? 2 : 1)
 #pragma unroll
         for (int u = 0; u < kVecs; ++u) {
             const uint64_t i = base + (uint64_t)u * 32 + lane;
-            if (i < nvec) w[u].u = __ldcs(v + i); // read once: streaming
+            if (decltype(whole)::value || i < nvec) w[u].u = __ldcs(v + i); // read once: streaming
+            else w[u].u = make_uint4(0, 0, 0, 0); // past the end: slotted below, then skipped
         }
 #pragma unroll
         for (int u = 0; u < kVecs; ++u) {
-            const bool valid = base + (uint64_t)u * 32 + lane < nvec;
-            uint32_t slot[kPer];
-            bool any = false;
+            const bool valid = decltype(whole)::value || base + (uint64_t)u * 32 + lane < nvec;
+            // Four elements at a time: the slots of a whole vector of the small types (8 or 16 elements) at once
+            // held too many registers (spills).
 #pragma unroll
-            for (int j = 0; j < kPer; ++j) {
-                slot[j] = valid ? slot_of<DT, K>(p, hf, edges, w[u].e[j]) : kSkip;
-                count(slot[j], r, smem, shift, copy, gcounts, in_smem);
-                any |= in_play(slot[j]);
+            for (int c = 0; c < kPer; c += kGroup) {
+                T e[kGroup];
+                uint32_t slot[kGroup];
+#pragma unroll
+                for (int j = 0; j < kGroup; ++j) e[j] = w[u].e[c + j];
+                slots_of<DT, K>(p, hf, edges, e, slot);
+                uint32_t keep = 0;
+#pragma unroll
+                for (int j = 0; j < kGroup; ++j) {
+                    if (!valid) slot[j] = kSkip;
+                    // A histogram's slots are all counted (below, above and NaN have theirs); a digit pass skips
+                    // the elements out of play.
+                    if ((K == DR_COUNT_HIST && decltype(whole)::value) || slot[j] != kSkip) counter.add(slot[j]);
+                    keep |= (in_play(slot[j]) ? 1u : 0u) << j;
+                }
+                // One vote a group: a later pass keeps a small part of the data, so most groups keep nothing.
+                if (keeping && __any_sync(0xffffffffu, keep != 0)) kp.warp_keep(keep, e);
             }
-            // One vote a vector: a later pass keeps a small part of the data, so most vectors keep nothing.
-            if (keeping && __any_sync(0xffffffffu, any))
-#pragma unroll
-                for (int j = 0; j < kPer; ++j) kp.warp_keep(in_play(slot[j]), w[u].e[j]);
+        }
+    };
+    uint64_t base = warp * 32 * kVecs;
+    for (; base + 32 * kVecs <= nvec; base += nwarps * 32 * kVecs) step(base, flag_t<true>{});
+    if (base < nvec) step(base, flag_t<false>{});
+    if (keeping) kp.warp_finish();
+    if (tail_from + tid < n) one(x[tail_from + tid]);
+    counter.finish();
+    if constexpr (Smem) {
+        __syncthreads();
+        // A slot's copies summed (fewer than 2^32: the block's whole count), thread w starting at copy w so that
+        // the threads of a warp read different banks.
+        for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
+            uint32_t sum = 0;
+            for (uint32_t c = 0; c < copies; ++c) sum += smem[(w << shift) | ((c + w) & (copies - 1))];
+            if (sum) atomicAdd(&gcounts[w], (unsigned long long)sum);
         }
     }
-    if (keeping) kp.warp_finish();
-    if (tail_from + tid < n) {
-        const uint32_t slot = slot_of<DT, K>(p, hf, edges, x[tail_from + tid]);
-        count(slot, r, smem, shift, copy, gcounts, in_smem);
-        if (keeping) kp.one_keep(in_play(slot), x[tail_from + tid]);
-    }
-    if (!in_smem) {
-        if (r.len) atomicAdd(&gcounts[r.slot], (unsigned long long)r.len);
-        return;
-    }
-    __syncthreads();
-    // A slot's copies summed (fewer than 2^32: the block's whole count), thread w starting at copy w so that the
-    // threads of a warp read different banks.
-    for (uint32_t w = threadIdx.x; w < words; w += blockDim.x) {
-        uint32_t sum = 0;
-        for (uint32_t c = 0; c < copies; ++c) sum += smem[(w << shift) | ((c + w) & (copies - 1))];
-        if (sum) atomicAdd(&gcounts[w], (unsigned long long)sum);
-    }
+}
+
+// The kernel of a pass: its counts in shared memory or not (a pilot pass's few counts always are).
+template <dr_dtype_t DT, dr_count_kind_t K> auto kernel_of(bool in_smem)
+{
+    if constexpr (K == DR_COUNT_RANGE) return count_kernel<DT, K, true>;
+    else return in_smem ? count_kernel<DT, K, true> : count_kernel<DT, K, false>;
 }
 
 // The launch's grid: one persistent wave, but no more blocks than vector steps to take, and enough that a block
@@ -316,7 +406,7 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
     const uint64_t words64 = dr_count_words(p);
     const bool in_smem = words64 <= kSmemCountsMax;
     const size_t smem = in_smem ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0;
-    auto *kernel = count_kernel<DT, K>;
+    auto *kernel = kernel_of<DT, K>(in_smem);
     cudaError_t e;
     cudaFuncAttributes fa;
     if ((e = cudaFuncGetAttributes(&fa, kernel)) != cudaSuccess) return e;
@@ -343,7 +433,7 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
 
 template <dr_dtype_t DT, dr_count_kind_t K>
 cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n, uint64_t *d_counts,
-                   int block, int device, cudaStream_t stream, void *d_keep, uint64_t *d_keep_pos)
+                   int block, int device, cudaStream_t stream, void *d_keep, uint64_t *d_keep_pos, uint64_t keep_cap)
 {
     if (n == 0) return cudaSuccess;
     uint64_t grid;
@@ -351,23 +441,54 @@ cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_
     bool in_smem;
     cudaError_t e = grid_of<DT, K>(p, n, &block, device, &grid, &smem, &in_smem);
     if (e != cudaSuccess) return e;
-    count_kernel<DT, K><<<(unsigned)grid, block, smem, stream>>>(*p, d_edges, d_in, n, (unsigned long long *)d_counts,
-                                                               (uint32_t)dr_count_words(p), in_smem, d_keep,
-                                                               (unsigned long long *)d_keep_pos);
+    kernel_of<DT, K>(in_smem)<<<(unsigned)grid, block, smem, stream>>>(
+        *p, d_edges, d_in, n, (unsigned long long *)d_counts, (uint32_t)dr_count_words(p), d_keep,
+        (unsigned long long *)d_keep_pos, (unsigned long long)keep_cap);
     return cudaGetLastError();
 }
 
 template <dr_dtype_t DT>
 cudaError_t launch_kind(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n,
                         uint64_t *d_counts, int block, int device, cudaStream_t stream, void *d_keep,
-                        uint64_t *d_keep_pos)
+                        uint64_t *d_keep_pos, uint64_t keep_cap)
 {
-    return p->kind == DR_COUNT_HIST
-               ? launch<DT, DR_COUNT_HIST>(p, d_edges, d_in, n, d_counts, block, device, stream, nullptr, nullptr)
-               : launch<DT, DR_COUNT_DIGIT>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos);
+    switch (p->kind) {
+    case DR_COUNT_HIST:
+        return launch<DT, DR_COUNT_HIST>(p, d_edges, d_in, n, d_counts, block, device, stream, nullptr, nullptr, 0);
+    case DR_COUNT_DIGIT:
+        return launch<DT, DR_COUNT_DIGIT>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos,
+                                          keep_cap);
+    case DR_COUNT_RANGE:
+        return launch<DT, DR_COUNT_RANGE>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos,
+                                          keep_cap);
+    default: return cudaErrorInvalidValue;
+    }
 }
 
 } // namespace
+
+// The pilot's sample (count.h): thread i copies element dr_pilot_pos(i, stride).
+template <typename T> __global__ void sample_kernel(const T *__restrict__ in, uint64_t stride, T *__restrict__ out,
+                                                     uint64_t m)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += (uint64_t)gridDim.x * blockDim.x)
+        out[i] = in[dr_pilot_pos(i, stride)];
+}
+
+extern "C" cudaError_t dr_gpu_sample(const void *d_in, size_t esize, uint64_t stride, void *d_out, uint64_t m,
+                                     cudaStream_t stream)
+{
+    if (m == 0) return cudaSuccess;
+    const unsigned block = 256, grid = (unsigned)(m / block + 1 < 4096 ? m / block + 1 : 4096);
+    switch (esize) {
+    case 1: sample_kernel<<<grid, block, 0, stream>>>((const uint8_t *)d_in, stride, (uint8_t *)d_out, m); break;
+    case 2: sample_kernel<<<grid, block, 0, stream>>>((const uint16_t *)d_in, stride, (uint16_t *)d_out, m); break;
+    case 4: sample_kernel<<<grid, block, 0, stream>>>((const uint32_t *)d_in, stride, (uint32_t *)d_out, m); break;
+    case 8: sample_kernel<<<grid, block, 0, stream>>>((const uint64_t *)d_in, stride, (uint64_t *)d_out, m); break;
+    default: return cudaErrorInvalidValue;
+    }
+    return cudaGetLastError();
+}
 
 extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_t n, int block, int device,
                                                uint64_t *slack)
@@ -379,7 +500,10 @@ extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_
     cudaError_t e = cudaErrorInvalidValue;
     switch ((dr_dtype_t)p->dtype) {
 #define DR_SLACK_CASE(DT)                                                                                      \
-    case DT: e = grid_of<DT, DR_COUNT_DIGIT>(p, n, &block, device, &grid, &smem, &in_smem); break;
+    case DT:                                                                                                   \
+        e = p->kind == DR_COUNT_RANGE ? grid_of<DT, DR_COUNT_RANGE>(p, n, &block, device, &grid, &smem, &in_smem) \
+                                      : grid_of<DT, DR_COUNT_DIGIT>(p, n, &block, device, &grid, &smem, &in_smem); \
+        break;
         DR_SLACK_CASE(DR_INT8) DR_SLACK_CASE(DR_UINT8) DR_SLACK_CASE(DR_INT16) DR_SLACK_CASE(DR_UINT16)
         DR_SLACK_CASE(DR_INT32) DR_SLACK_CASE(DR_UINT32) DR_SLACK_CASE(DR_INT64) DR_SLACK_CASE(DR_UINT64)
         DR_SLACK_CASE(DR_FLOAT16) DR_SLACK_CASE(DR_BFLOAT16) DR_SLACK_CASE(DR_FLOAT32) DR_SLACK_CASE(DR_FLOAT64)
@@ -392,13 +516,14 @@ extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_
 
 extern "C" cudaError_t dr_gpu_count_pass(const dr_count_pass_t *p, const void *d_edges, const void *d_in, uint64_t n,
                                          uint64_t *d_counts, int block, int device, cudaStream_t stream,
-                                         void *d_keep, uint64_t *d_keep_pos)
+                                         void *d_keep, uint64_t *d_keep_pos, uint64_t keep_cap)
 {
     if (block == 0) block = 512;
     if (block < 32 || block > 1024 || (block & (block - 1))) return cudaErrorInvalidValue;
     switch ((dr_dtype_t)p->dtype) {
 #define DR_COUNT_CASE(DT)                                                                                      \
-    case DT: return launch_kind<DT>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos);
+    case DT:                                                                                                   \
+        return launch_kind<DT>(p, d_edges, d_in, n, d_counts, block, device, stream, d_keep, d_keep_pos, keep_cap);
         DR_COUNT_CASE(DR_INT8) DR_COUNT_CASE(DR_UINT8) DR_COUNT_CASE(DR_INT16) DR_COUNT_CASE(DR_UINT16)
         DR_COUNT_CASE(DR_INT32) DR_COUNT_CASE(DR_UINT32) DR_COUNT_CASE(DR_INT64) DR_COUNT_CASE(DR_UINT64)
         DR_COUNT_CASE(DR_FLOAT16) DR_COUNT_CASE(DR_BFLOAT16) DR_COUNT_CASE(DR_FLOAT32) DR_COUNT_CASE(DR_FLOAT64)

@@ -638,14 +638,16 @@ class Context:
     def dist_info(self):
         """What this rank's last histogram() or quantile() found, as a dict (None before the first): op, valid
         (1 where the result arrived), count (elements in the whole array), nan_count, below and above (histogram:
-        not NaN, outside the range), lo and hi (the first and last edge), passes (reads of this rank's part: the
-        automatic range's, then one per histogram or radix digit), pass_local_ms and pass_combine_ms (per pass),
+        not NaN, outside the range), lo and hi (the first and last edge), passes (the automatic range's, then one
+        per histogram or radix digit, each a read of this rank's part; with the quantile pilot its two first), pass_local_ms and pass_combine_ms (per pass),
         local_ms, combine_ms, range_ms (NaN without the automatic range), total_ms; for quantile() also order: per
         q, the order statistics it interpolates between (lower, upper: values as int or float; lower_rank,
         upper_rank: 0-based ranks in the sorted whole array; gamma: the weight). count .. hi are those of the
         result, on ranks where it is valid. nan_count counts the whole array's NaN under either policy (with
         nan="omit" they are left out: the quantile's order statistics are of count - nan_count elements);
-        local_nan_count: this rank's part's NaN; nan: the call's policy."""
+        local_nan_count: this rank's part's NaN; nan: the call's policy; pilot (quantile: 0 none, 1 the pilot's
+        brackets held every order statistic, 2 one missed and the select read the part again; README, "Results you
+        can trust")."""
         if self._dist is None:
             return None
         op, info, order, qs, policy = self._dist

@@ -106,7 +106,7 @@ class DistInfo(ctypes.Structure):  # dreduce_dist_info_t
                 ("pass_local_ms", ctypes.c_double * DIST_MAX_PASSES),
                 ("pass_combine_ms", ctypes.c_double * DIST_MAX_PASSES), ("local_ms", ctypes.c_double),
                 ("combine_ms", ctypes.c_double), ("range_ms", ctypes.c_double), ("total_ms", ctypes.c_double),
-                ("local_nan_count", ctypes.c_uint64)]
+                ("local_nan_count", ctypes.c_uint64), ("pilot", ctypes.c_int)]
 
 
 class OrderStat(ctypes.Structure):  # dreduce_order_stat_t

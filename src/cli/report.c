@@ -345,10 +345,16 @@ static void table_passes(const dr_report_t *r, FILE *f)
         fprintf(f, "passes: %d read%s of each rank's part: %s\n", p, p == 1 ? "" : "s",
                 r->opt->dist.has_range ? "the histogram's counts"
                                        : "the automatic range's min and max, then the histogram's counts");
+    else if (r->dist_info.pilot == 1)
+        fprintf(f, "passes: %d: the pilot (pass 1: an exact select of a sample of each rank's part, bracketing each "
+                   "order statistic; pass 2: one read of the part, counting the elements below and in each bracket "
+                   "and keeping those in one), then a radix select over the kept elements alone, a digit a pass%s\n",
+                p, r->dist_info.nan_count && r->opt->nan != DR_NAN_OMIT ? " (NaN found: no more passes)" : "");
     else
-        fprintf(f, "passes: %d read%s of each rank's part: a radix select over the elements' keys, the first pass "
-                   "counting their leading digit (and the elements and NaN), each later one the next digit of the "
-                   "keys still in play%s\n", p, p == 1 ? "" : "s",
+        fprintf(f, "passes: %d%s: a radix select over the elements' keys, each pass a read of each rank's part, the "
+                   "first counting their leading digit (and the elements and NaN), each later one the next digit of "
+                   "the keys still in play%s\n", p,
+                r->dist_info.pilot == 2 ? " (the pilot's sample and read first, a bracket missed: then)" : "",
                 r->dist_info.nan_count && r->opt->nan != DR_NAN_OMIT ? " (NaN found: no more passes)" : "");
     fprintf(f, "(local N, combine N: pass N's reading and counting on each rank, and its combine across ranks)\n");
 }
@@ -389,7 +395,7 @@ static void json_dist(const dr_report_t *r, FILE *f)
         fprintf(f, "]");
         return;
     }
-    fprintf(f, ", \"quantiles\": [");
+    fprintf(f, ", \"pilot\": %d, \"quantiles\": [", in->pilot);
     for (size_t i = 0; i < d->nq; ++i) {
         const dreduce_order_stat_t *o = &r->order[i];
         char v[32], a[32], b[32];

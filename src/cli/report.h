@@ -16,7 +16,7 @@
  * nan, nans; result nan_omitted; each rank's nan_omitted; CSV columns nan_policy, nan_omitted); 5: host arrays on
  * a GPU (config memory, host_path; the levels load cpu and load gpu; each rank's host_array; CSV columns memory,
  * host_path) */
-#define DR_REPORT_SCHEMA_VERSION 5
+#define DR_REPORT_SCHEMA_VERSION 6
 
 /* Timed levels of one repetition. `local` is the rank's whole reduction (every kernel pass); `launch` (a GPU array)
  * the host's time around it beyond the kernels' own: clearing the partial, launching, seeing the kernels end;

@@ -263,18 +263,34 @@ DR_HD int dr_select_width(int bits, int pass)
     return bits / p + (pass < bits % p);
 }
 
+/* The place of a quantile pilot's sample element i, in the stride elements from i * stride (src/lib/distrib.c, "The
+ * pilot"): a mix of i's bits picks it, so that data with a period in step with the stride is not sampled at one
+ * phase of it. */
+DR_HD uint64_t dr_pilot_pos(uint64_t i, uint64_t stride)
+{
+    uint64_t z = i + 0x9e3779b97f4a7c15ull; /* splitmix64 */
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return i * stride + z % stride;
+}
+
 /* ---- One counting pass (a backend's part of a histogram or of one radix-select digit) ---- */
 
 /* Prefixes one digit pass counts at once: two per quantile asked for (DREDUCE_MAX_Q), in ascending order. */
 #define DR_SELECT_MAX_GROUPS 128
 
-typedef enum { DR_COUNT_HIST = 0, DR_COUNT_DIGIT } dr_count_kind_t;
+typedef enum { DR_COUNT_HIST = 0, DR_COUNT_DIGIT, DR_COUNT_RANGE } dr_count_kind_t;
 
 /* What a pass counts. The counts a pass adds to (uint64 each), for `dr_count_words` of them:
  *   HIST:  counts[0..bins) per bin, then below, above, NaN;
  *   DIGIT: counts[g << width | digit] for each prefix group g and digit value, then NaN (every pass counts them; the
  *          select needs only the first pass's). An element is in group g when its key's bits above
- *          shift + width equal prefix[g] (every element when resolved is 0). */
+ *          shift + width equal prefix[g] (every element when resolved is 0);
+ *   RANGE: a quantile's pilot pass (src/lib/distrib.c, "The pilot"): `groups` key intervals [prefix[i],
+ *          prefix[groups + i]], ascending and disjoint; counts[i] the elements in interval i (in play: a keeping
+ *          pass keeps them), counts[groups + j] those in the gap below interval j (j = groups: above the last),
+ *          then NaN. */
 typedef struct {
     int32_t kind;     /* dr_count_kind_t */
     int32_t dtype;    /* dr_dtype_t */
@@ -287,7 +303,22 @@ typedef struct {
 
 DR_HD uint64_t dr_count_words(const dr_count_pass_t *p)
 {
+    if (p->kind == DR_COUNT_RANGE) return 2 * (uint64_t)p->groups + 2;
     return p->kind == DR_COUNT_HIST ? (uint64_t)p->hist.bins + 3 : ((uint64_t)p->groups << p->width) + 1;
+}
+
+/* A key's slot in a RANGE pass (the caller counts NaN apart): its interval's, or its gap's. */
+DR_HD uint32_t dr_count_range_slot(const dr_count_pass_t *p, uint64_t key)
+{
+    const int k = p->groups;
+    int j = 0; /* the intervals starting at or below the key: a binary search over the ascending starts */
+    int hi = k;
+    while (j < hi) {
+        const int mid = (j + hi) >> 1;
+        if (p->prefix[mid] <= key) j = mid + 1;
+        else hi = mid;
+    }
+    return j > 0 && key <= p->prefix[k + j - 1] ? (uint32_t)(j - 1) : (uint32_t)(k + j);
 }
 
 /* The group of a key in a digit pass (-1: not in play), and its digit. */

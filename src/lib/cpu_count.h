@@ -17,9 +17,10 @@
 dr_status_t dr_cpu_count_on(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
                             const dr_parallel_cpus_t *cpus, uint64_t *counts);
 
-/* dr_cpu_count_on, and for a digit pass with keep non-NULL also the elements in play (in one of the pass's groups,
- * not NaN) copied to keep, in no particular order, *kept of them (a quantile's later passes then read only those).
- * DR_ERR_RUNTIME (printed) also when they are more than keep_cap (elements; the pass before counted them). */
+/* dr_cpu_count_on, and for a digit or pilot pass with keep non-NULL also the elements in play (in one of a digit
+ * pass's groups, not NaN; in one of a pilot pass's intervals) copied to keep, in no particular order, *kept of them
+ * (a quantile's later passes then read only those). Where they are more than keep_cap (elements), *kept says how
+ * many (> keep_cap) and keep holds only some of them. */
 dr_status_t dr_cpu_count_keep(const dr_count_pass_t *p, const void *edges, const void *in, size_t n, int nthreads,
                               const dr_parallel_cpus_t *cpus, uint64_t *counts, void *keep, size_t keep_cap,
                               size_t *kept);

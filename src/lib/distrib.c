@@ -190,10 +190,12 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
 
 /* ---- Agreement of the arguments ------------------------------------------------------------------------------ */
 
-enum { F_OP = 0, F_DTYPE, F_BINS, F_HAS_RANGE, F_LO, F_HI, F_NQ, F_QHASH, F_NAN, F_STATUS, F_COUNT };
+/* The fields every rank must pass alike, then the status, then what may differ and the call needs from every rank:
+ * a quantile's pilot mode where the rank can run it (the least is taken) and the rank's count (the largest). */
+enum { F_OP = 0, F_DTYPE, F_BINS, F_HAS_RANGE, F_LO, F_HI, F_NQ, F_QHASH, F_NAN, F_STATUS, F_PILOT, F_PART, F_COUNT };
 static const char *const field_name[F_COUNT] = {"op", "dtype", "bins", "range given", "range's low end",
                                                 "range's high end", "number of q", "q values",
-                                                "NaN policy (0 propagate, 1 omit)", "status"};
+                                                "NaN policy (0 propagate, 1 omit)", "status", "pilot", "count"};
 
 static int64_t double_bits(double d)
 {
@@ -214,13 +216,16 @@ static int64_t q_hash(size_t nq, const double *q)
 }
 
 /* Every rank's fields' ranges with one MPI_Allreduce(MIN) of (v, ~v): differing fields are DR_ERR_USAGE on every
- * rank (rank 0 names them), a bad status on any rank is the worst one's on every rank. */
-static dr_status_t agree(dreduce_context_t *ctx, const int64_t mine[F_COUNT])
+ * rank (rank 0 names them), a bad status on any rank is the worst one's on every rank. lo and hi (NULL: not wanted)
+ * get each field's least and greatest value over the ranks. */
+static dr_status_t agree(dreduce_context_t *ctx, const int64_t mine[F_COUNT], int64_t *lo_out, int64_t *hi_out)
 {
     int64_t v[2 * F_COUNT], r[2 * F_COUNT];
     for (int f = 0; f < F_COUNT; ++f) {
         v[f] = mine[f];
         v[F_COUNT + f] = ~mine[f];
+        if (lo_out) lo_out[f] = mine[f];
+        if (hi_out) hi_out[f] = mine[f];
     }
     if (ctx->topo.nranks == 1) return (dr_status_t)mine[F_STATUS];
     dr_watchdog_enter(ctx->wd, "setup (every rank checking a histogram's or quantile's arguments)");
@@ -229,6 +234,10 @@ static dr_status_t agree(dreduce_context_t *ctx, const int64_t mine[F_COUNT])
     if (rc != MPI_SUCCESS) {
         dr_error("the agreement of a histogram's or quantile's arguments failed (MPI error %d)", rc);
         return DR_ERR_RUNTIME;
+    }
+    for (int f = 0; f < F_COUNT; ++f) {
+        if (lo_out) lo_out[f] = r[f];
+        if (hi_out) hi_out[f] = ~r[F_COUNT + f];
     }
     const dr_status_t worst = (dr_status_t)~r[F_COUNT + F_STATUS];
     if (worst != DR_OK) return worst; /* the rank with the problem said why */
@@ -382,11 +391,11 @@ void dr_dist_free(dreduce_context_t *ctx)
         if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
         if (b->events_made) cudaEventDestroy(b->slot_free[k]);
     }
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; k < DR_KEEP_BUFS; ++k)
         if (b->d_keep[k]) cudaFree(b->d_keep[k]);
     if (b->d_keep_pos) cudaFree(b->d_keep_pos);
     free(b->cpu_slot);
-    for (int k = 0; k < 2; ++k) free(b->cpu_keep[k]);
+    for (int k = 0; k < DR_KEEP_BUFS; ++k) free(b->cpu_keep[k]);
     memset(b, 0, sizeof *b);
 }
 
@@ -423,7 +432,7 @@ static dr_status_t gpu_count_chunks(dreduce_context_t *ctx, const dr_count_pass_
         if (got == 0) continue;
         DR_CUDA_CHECK(cudaMemcpyAsync(b->d_slot[k], ptr, got * esize, cudaMemcpyHostToDevice, st));
         DR_CUDA_CHECK(dr_gpu_count_pass(pass, b->d_edges, b->d_slot[k], got, b->d_counts, ctx->cfg.block,
-                                        ctx->gpu.device, st, NULL, NULL));
+                                        ctx->gpu.device, st, NULL, NULL, 0));
         DR_CUDA_CHECK(cudaEventRecord(b->slot_free[k], st));
     }
     return DR_OK;
@@ -458,14 +467,18 @@ static dr_status_t file_next(void *state, void *slot, size_t max, const void **p
 }
 
 /* One local pass: this rank's counts of its part, into the context's count vector (device counts on a GPU; host
- * counts[0] on the CPU backend), zeroed first. keep (a digit pass over device memory on a GPU, over host memory on
- * the CPU backend; NULL: none): the elements in play are appended there (ensure_keep or ensure_cpu_keep sized it
- * for keep_cap bytes), their count at d_keep_pos (GPU) or cpu_kept (CPU). */
+ * counts[0] on the CPU backend), zeroed first (all `words` of it: a pilot pass's vector has one word more than its
+ * counts, set here to 1 where this rank's keep ran over or had no room). keep (a digit or pilot pass over device
+ * memory on a GPU, over host memory on the CPU backend; NULL: none): the elements in play are appended there
+ * (ensure_keep or ensure_cpu_keep sized it for keep_cap bytes), their count in b->kept. */
 static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
                               const void *host_edges, size_t words, void *keep, size_t keep_cap)
 {
     dr_dist_bufs_t *b = &ctx->dist;
     const size_t esize = dr_dtype_size(src->dtype);
+    const size_t counted = (size_t)dr_count_words(pass);
+    const int pilot = pass->kind == DR_COUNT_RANGE && words > counted;
+    b->kept = 0;
     if (ctx->is_gpu) {
         DR_CUDA_CHECK(cudaMemsetAsync(b->d_counts, 0, words * sizeof(uint64_t), ctx->gpu.stream));
         if (src->in) {
@@ -476,12 +489,18 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
         } else if (src->on_device || src->count == 0) {
             if (keep) DR_CUDA_CHECK(cudaMemsetAsync(b->d_keep_pos, 0, sizeof(uint64_t), ctx->gpu.stream));
             DR_CUDA_CHECK(dr_gpu_count_pass(pass, b->d_edges, src->buf, src->count, b->d_counts, ctx->cfg.block,
-                                            ctx->gpu.device, ctx->gpu.stream, keep, keep ? b->d_keep_pos : NULL));
+                                            ctx->gpu.device, ctx->gpu.stream, keep, keep ? b->d_keep_pos : NULL,
+                                            keep_cap / esize));
         } else {
             host_chunks_t h = {src->buf, src->count, esize};
             DR_CHECK(gpu_count_chunks(ctx, pass, esize, 0, host_next, &h));
         }
         DR_CUDA_CHECK(cudaStreamSynchronize(ctx->gpu.stream));
+        if (keep) DR_CUDA_CHECK(cudaMemcpy(&b->kept, b->d_keep_pos, sizeof b->kept, cudaMemcpyDeviceToHost));
+        if (pilot) {
+            const uint64_t over = !keep || b->kept > keep_cap / esize;
+            DR_CUDA_CHECK(cudaMemcpy(b->d_counts + counted, &over, sizeof over, cudaMemcpyHostToDevice));
+        }
         return DR_OK;
     }
     uint64_t *c = b->counts[0];
@@ -490,7 +509,8 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
         size_t kept = 0;
         const dr_status_t s = dr_cpu_count_keep(pass, host_edges, src->buf, (size_t)src->count, ctx->threads,
                                                 &ctx->workers, c, keep, keep_cap / esize, &kept);
-        b->cpu_kept = kept;
+        b->kept = kept;
+        if (pilot) c[counted] = !keep || kept > keep_cap / esize;
         return s;
     }
     const size_t slot_elems = ctx->cfg.chunk_bytes / esize ? ctx->cfg.chunk_bytes / esize : 1;
@@ -866,57 +886,23 @@ static uint64_t keep_pad(dr_dtype_t t, const dr_count_pass_t *p)
     return bits == 64 ? raw : raw & ((1ull << bits) - 1);
 }
 
-static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
-                                   dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
+/* The raw bits of the element with the largest key: a NaN for floats, the largest value for integers. The pilot pads
+ * what it keeps with it: the later passes select among the kept elements by rank from the bottom, so pads, at the
+ * top (or NaN, counted apart), change no answer. */
+static uint64_t max_key_pad(dr_dtype_t t)
 {
-    const dr_dtype_t dtype = src->dtype;
-    const int bits = dr_key_bits(dtype), npasses = dr_select_passes(bits);
-    dr_count_pass_t pass;
-    memset(&pass, 0, sizeof pass);
-    pass.kind = DR_COUNT_DIGIT;
-    pass.dtype = dtype;
-    pass.width = dr_select_width(bits, 0);
-    pass.shift = bits - pass.width;
-    pass.groups = 1;
-    pass_times_t tm;
-    memset(&tm, 0, sizeof tm);
-    const uint64_t *res = NULL;
-    const uint64_t *loc = NULL;
-    dr_status_t s = run_pass(ctx, src, &pass, NULL, (size_t)dr_count_words(&pass), 1, NULL, 0, &res, &loc, DR_OK, &tm);
-    if (s != DR_OK) {
-        info_times(ctx, info, &tm, t0);
-        return s;
-    }
-    const uint64_t nd0 = 1ull << pass.width;
-    const int omit = ctx->cfg.nan == DR_NAN_OMIT;
-    uint64_t n = omit ? 0 : res[nd0]; /* OMIT: the elements that are not NaN (np.nanquantile's) */
-    for (uint64_t d = 0; d < nd0; ++d) n += res[d];
-    info->count = omit ? n + res[nd0] : n;
-    info->nan_count = res[nd0];
-    info->local_nan_count = loc ? loc[nd0] : 0;
-    if (n == 0 && info->nan_count > 0) { /* OMIT, NaN only: np.nanquantile gives NaN (and warns) */
-        for (size_t i = 0; i < nq; ++i) {
-            values[i] = NAN;
-            if (order) {
-                memset(&order[i], 0, sizeof order[i]);
-                order[i].kind = DR_ACC_F64;
-                order[i].lower.f64 = order[i].upper.f64 = NAN;
-            }
-        }
-        info->valid = 1;
-        info_times(ctx, info, &tm, t0);
-        return DR_OK;
-    }
-    if (n == 0) {
-        if (ctx->topo.rank == 0)
-            dr_error("the quantile of an array with no element has no value (NumPy raises IndexError)");
-        info_times(ctx, info, &tm, t0);
-        return DR_ERR_USAGE;
-    }
-    /* The targets: two order statistics per q, each rank once, ascending. */
-    uint64_t ranks[2 * DREDUCE_MAX_Q];
-    double gamma[DREDUCE_MAX_Q];
-    uint64_t lower[DREDUCE_MAX_Q], upper[DREDUCE_MAX_Q];
+    const int bits = dr_key_bits(t);
+    const uint64_t all = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    if (dr_dtype_is_float(t)) return keep_pad(t, NULL);
+    const int is_signed = t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64;
+    return is_signed ? all >> 1 : all;
+}
+
+/* The order statistics of nq quantiles of n elements: each q's lower and upper rank and weight (NumPy's), and the
+ * distinct ranks ascending in ranks[]; returns how many. */
+static size_t quantile_targets(uint64_t n, size_t nq, const double *q, uint64_t *lower, uint64_t *upper,
+                               double *gamma, uint64_t *ranks)
+{
     size_t nt = 0;
     for (size_t i = 0; i < nq; ++i) {
         dr_quantile_ranks(n, q[i], &lower[i], &upper[i], &gamma[i]);
@@ -927,40 +913,63 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t
     size_t u = 0;
     for (size_t i = 0; i < nt; ++i)
         if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
-    nt = u;
-    target_t tg[2 * DREDUCE_MAX_Q];
-    const int has_nan = !omit && info->nan_count > 0;
-    for (size_t i = 0; i < nt; ++i) {
-        tg[i] = (target_t){ranks[i], ranks[i], 0};
-        if (!has_nan) choose_digit(res, pass.width, &tg[i]);
-    }
-    /* NaN anywhere: NumPy's quantile is NaN; no more passes. On a GPU with the part in device memory, a pass whose
-     * elements in play are at most half of what it reads also keeps them (two buffers, alternating), and the next
-     * passes read those alone: this rank's own choice, from its own counts of the pass before. The CPU backend does
-     * the same with the part in memory (not a file) where at most a quarter are in play: its buffers are host memory
-     * beside the caller's array, and at a larger share the copy costs about what it saves (a half: 3 quantiles of
-     * 2^26 float32 on 2 cores no faster than a quarter, whose 3/16 in play made the pass after 26 -> 5 ms). */
-    int resolved = pass.width;
-    source_t cur = *src;
-    int cur_keep = -1;
-    dr_status_t broken = DR_OK; /* this rank's failure found after a pass's combine: it fails the next pass */
+    return u;
+}
+
+/* The first pass of a select over src: the leading digit of every element's key; *res the combined counts, *loc this
+ * rank's; *n the elements the select takes (not NaN under OMIT: np.nanquantile's), *nan_count the NaN. forced: this
+ * rank's failure before the pass (it joins the combine, and the pass fails on every rank). */
+static dr_status_t select_first(dreduce_context_t *ctx, const source_t *src, dr_count_pass_t *pass,
+                                const uint64_t **res, const uint64_t **loc, dr_status_t forced, pass_times_t *tm,
+                                uint64_t *n, uint64_t *nan_count)
+{
+    const int bits = dr_key_bits(src->dtype);
+    memset(pass, 0, sizeof *pass);
+    pass->kind = DR_COUNT_DIGIT;
+    pass->dtype = src->dtype;
+    pass->width = dr_select_width(bits, 0);
+    pass->shift = bits - pass->width;
+    pass->groups = 1;
+    DR_CHECK(run_pass(ctx, src, pass, NULL, (size_t)dr_count_words(pass), 1, NULL, 0, res, loc, forced, tm));
+    const uint64_t nd = 1ull << pass->width;
+    *nan_count = (*res)[nd];
+    *n = ctx->cfg.nan == DR_NAN_OMIT ? 0 : *nan_count;
+    for (uint64_t d = 0; d < nd; ++d) *n += (*res)[d];
+    return DR_OK;
+}
+
+/* The passes after the first over cur (pass: the first's, res and loc its counts), until every target's key is
+ * whole: each counts the next digit of the elements whose higher digits match a target's. On a GPU with the part in
+ * device memory, a pass whose elements in play are at most half of what it reads also keeps them (keep buffers 0
+ * and 1 in turn: cur_keep is the one cur is, -1 none), and the next passes read those alone: this rank's own choice,
+ * from its own counts of the pass before. The CPU backend does the same with the part in memory (not a file) where
+ * at most a quarter are in play: its buffers are host memory beside the caller's array, and at a larger share the
+ * copy costs about what it saves (a half: 3 quantiles of 2^26 float32 on 2 cores no faster than a quarter, whose
+ * 3/16 in play made the pass after 26 -> 5 ms). */
+static dr_status_t select_rest(dreduce_context_t *ctx, source_t cur, int cur_keep, dr_count_pass_t *pass,
+                               const uint64_t *res, const uint64_t *loc, target_t *tg, size_t nt, pass_times_t *tm)
+{
+    const dr_dtype_t dtype = cur.dtype;
+    const int bits = dr_key_bits(dtype), npasses = dr_select_passes(bits);
     const size_t esize = dr_dtype_size(dtype);
-    for (int p = 1; p < npasses && !has_nan; ++p) {
-        const int prev_width = pass.width, prev_groups = pass.groups;
+    int resolved = pass->width;
+    dr_status_t broken = DR_OK; /* this rank's failure found after a pass's combine: it fails the next pass */
+    for (int p = 1; p < npasses; ++p) {
+        const int prev_width = pass->width, prev_groups = pass->groups;
         uint64_t prev_prefix[DR_SELECT_MAX_GROUPS];
-        memcpy(prev_prefix, pass.prefix, sizeof prev_prefix);
-        pass.width = dr_select_width(bits, p);
-        pass.shift = bits - resolved - pass.width;
-        pass.resolved = resolved;
+        memcpy(prev_prefix, pass->prefix, sizeof prev_prefix);
+        pass->width = dr_select_width(bits, p);
+        pass->shift = bits - resolved - pass->width;
+        pass->resolved = resolved;
         /* The distinct prefixes, ascending (the targets are in rank order, so their prefixes are too). */
-        pass.groups = 0;
+        pass->groups = 0;
         for (size_t i = 0; i < nt; ++i)
-            if (pass.groups == 0 || tg[i].prefix != pass.prefix[pass.groups - 1])
-                pass.prefix[pass.groups++] = tg[i].prefix;
+            if (pass->groups == 0 || tg[i].prefix != pass->prefix[pass->groups - 1])
+                pass->prefix[pass->groups++] = tg[i].prefix;
         /* This rank's elements in play now: its counts of the new prefixes' digits in the pass before. */
         uint64_t in_play = 0;
-        for (int g = 0; g < pass.groups; ++g) {
-            const uint64_t up = pass.prefix[g] >> prev_width, digit = pass.prefix[g] & ((1ull << prev_width) - 1);
+        for (int g = 0; g < pass->groups; ++g) {
+            const uint64_t up = pass->prefix[g] >> prev_width, digit = pass->prefix[g] & ((1ull << prev_width) - 1);
             int pg = 0;
             if (p > 1)
                 while (pg < prev_groups && prev_prefix[pg] != up) ++pg;
@@ -971,24 +980,18 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t
         uint64_t slack = 0; /* the GPU pads what it keeps; the CPU keeps exactly the elements in play */
         const int may_keep = p + 1 < npasses && !cur.in && in_play > 0 && in_play <= cur.count / 2;
         if (may_keep && ctx->is_gpu && cur.on_device &&
-            dr_gpu_count_keep_slack(&pass, cur.count, ctx->cfg.block, ctx->gpu.device, &slack) == cudaSuccess &&
+            dr_gpu_count_keep_slack(pass, cur.count, ctx->cfg.block, ctx->gpu.device, &slack) == cudaSuccess &&
             ensure_keep(ctx, keep_k, (size_t)(in_play + slack) * esize)) {
             keep = ctx->dist.d_keep[keep_k];
-            pass.keep_pad = keep_pad(dtype, &pass);
+            pass->keep_pad = keep_pad(dtype, pass);
         } else if (may_keep && !ctx->is_gpu && in_play <= cur.count / 4 &&
                    ensure_cpu_keep(ctx, keep_k, (size_t)in_play * esize)) {
             keep = ctx->dist.cpu_keep[keep_k];
         }
-        s = run_pass(ctx, &cur, &pass, NULL, (size_t)dr_count_words(&pass), 1, keep, (size_t)(in_play + slack) * esize,
-                     &res, &loc, broken, &tm);
-        if (s != DR_OK) {
-            info_times(ctx, info, &tm, t0);
-            return s;
-        }
+        DR_CHECK(run_pass(ctx, &cur, pass, NULL, (size_t)dr_count_words(pass), 1, keep,
+                          (size_t)(in_play + slack) * esize, &res, &loc, broken, tm));
         if (keep) {
-            uint64_t kept = ctx->dist.cpu_kept;
-            if (ctx->is_gpu)
-                DR_CUDA_CHECK(cudaMemcpy(&kept, ctx->dist.d_keep_pos, sizeof kept, cudaMemcpyDeviceToHost));
+            const uint64_t kept = ctx->dist.kept;
             if (kept < in_play || kept > in_play + slack) { /* the next pass (every rank's) fails */
                 dr_error("a quantile pass kept %llu elements where the pass before counted %llu in play",
                          (unsigned long long)kept, (unsigned long long)in_play);
@@ -999,11 +1002,20 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t
             cur_keep = keep_k;
         }
         for (size_t i = 0, g = 0; i < nt; ++i) {
-            while (pass.prefix[g] != tg[i].prefix) ++g;
-            choose_digit(res + (g << pass.width), pass.width, &tg[i]);
+            while (pass->prefix[g] != tg[i].prefix) ++g;
+            choose_digit(res + (g << pass->width), pass->width, &tg[i]);
         }
-        resolved += pass.width;
+        resolved += pass->width;
     }
+    return broken;
+}
+
+/* Each q's value and order statistics from the targets' whole keys (tg, ranks ascending); NaN for every q where nan
+ * (NumPy's quantile of an array holding NaN). */
+static void quantile_values(dr_dtype_t dtype, size_t nq, const uint64_t *lower, const uint64_t *upper,
+                            const double *gamma, const target_t *tg, int nan, double *values,
+                            dreduce_order_stat_t *order)
+{
     for (size_t i = 0; i < nq; ++i) {
         dreduce_order_stat_t o;
         memset(&o, 0, sizeof o);
@@ -1011,7 +1023,7 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t
         o.lower_rank = lower[i];
         o.upper_rank = upper[i];
         o.gamma = gamma[i];
-        if (has_nan) {
+        if (nan) {
             o.kind = DR_ACC_F64;
             o.lower.f64 = o.upper.f64 = NAN;
             values[i] = NAN;
@@ -1026,19 +1038,344 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, source_t *src, size_t
         }
         if (order) order[i] = o;
     }
+}
+
+/* The answer where the select finds no element to take: NaN for every q where all are NaN (OMIT:
+ * np.nanquantile's, with a warning), else a usage error (NumPy raises IndexError). */
+static dr_status_t quantile_of_none(dreduce_context_t *ctx, const dreduce_dist_info_t *info, size_t nq,
+                                    double *values, dreduce_order_stat_t *order)
+{
+    if (info->nan_count > 0) {
+        for (size_t i = 0; i < nq; ++i) {
+            values[i] = NAN;
+            if (order) {
+                memset(&order[i], 0, sizeof order[i]);
+                order[i].kind = DR_ACC_F64;
+                order[i].lower.f64 = order[i].upper.f64 = NAN;
+            }
+        }
+        return DR_OK;
+    }
+    if (ctx->topo.rank == 0)
+        dr_error("the quantile of an array with no element has no value (NumPy raises IndexError)");
+    return DR_ERR_USAGE;
+}
+
+/* The radix select over the part itself. forced: this rank's failure before it (the first pass fails everywhere). */
+static dr_status_t quantile_passes(dreduce_context_t *ctx, const source_t *src, size_t nq, const double *q,
+                                   double *values, dreduce_order_stat_t *order, dreduce_dist_info_t *info,
+                                   dr_status_t forced, pass_times_t *tm)
+{
+    dr_count_pass_t pass;
+    const uint64_t *res = NULL, *loc = NULL;
+    uint64_t n = 0, nan_count = 0;
+    DR_CHECK(select_first(ctx, src, &pass, &res, &loc, forced, tm, &n, &nan_count));
+    const uint64_t nd0 = 1ull << pass.width;
+    const int omit = ctx->cfg.nan == DR_NAN_OMIT;
+    info->count = omit ? n + nan_count : n;
+    info->nan_count = nan_count;
+    info->local_nan_count = loc ? loc[nd0] : 0;
+    if (n == 0) {
+        DR_CHECK(quantile_of_none(ctx, info, nq, values, order));
+        info->valid = 1;
+        return DR_OK;
+    }
+    uint64_t ranks[2 * DREDUCE_MAX_Q], lower[DREDUCE_MAX_Q], upper[DREDUCE_MAX_Q];
+    double gamma[DREDUCE_MAX_Q];
+    const size_t nt = quantile_targets(n, nq, q, lower, upper, gamma, ranks);
+    target_t tg[2 * DREDUCE_MAX_Q];
+    /* NaN anywhere: NumPy's quantile is NaN; no more passes. */
+    const int has_nan = !omit && nan_count > 0;
+    for (size_t i = 0; i < nt; ++i) {
+        tg[i] = (target_t){ranks[i], ranks[i], 0};
+        if (!has_nan) choose_digit(res, pass.width, &tg[i]);
+    }
+    if (!has_nan) DR_CHECK(select_rest(ctx, *src, -1, &pass, res, loc, tg, nt, tm));
+    quantile_values(src->dtype, nq, lower, upper, gamma, tg, has_nan, values, order);
     info->valid = 1;
-    info_times(ctx, info, &tm, t0);
     return DR_OK;
 }
 
-/* The radix select, then the CPU backend's keep buffers given back: they can hold a quarter of the rank's part
- * (host memory beside the caller's array), and a later call's first passes read the part itself anyway. */
-static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
-                            dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0)
+/* ---- The pilot ----
+ * The select above reads the part once per digit until few elements are in play: a median of uniform float32 data
+ * reads it twice in full (the first digit's bucket of the median holds an eighth of such data) and keeps an eighth.
+ * The pilot reads it once. A sample of every rank's part (DR_PILOT_SAMPLE elements of the largest part, at places
+ * dr_pilot_pos picks) is selected first, exactly, across ranks: each q's order statistics are bracketed between two
+ * sample elements DR_PILOT_SIGMAS standard deviations of the sample quantile's rank error below and above it. One
+ * pass over the part (a RANGE pass) then counts the elements below and in each bracket, and keeps those in one.
+ * Where every target lies in its bracket (a miss is a 5-sigma event, whatever the data and its order), the select
+ * goes on over the kept elements alone (2% of the data for a median), each target's rank among them known from the
+ * counts. Where one misses, or a rank's bracketed elements do not fit its keep buffer, the select starts again over
+ * the part: the answer is the same (order statistics are elements of the data), a read of the part later.
+ * DREDUCE_PILOT (README, "Environment") is auto (the pilot where the largest part has DR_PILOT_MIN_PART elements or
+ * more), always, off, or miss (brackets that hold nothing: the tests' way to the fallback). */
+#define DR_PILOT_SAMPLE 65536
+#define DR_PILOT_MIN_PART (1u << 20)
+#define DR_PILOT_SIGMAS 5.0
+
+typedef enum { PILOT_OFF = 0, PILOT_AUTO, PILOT_ALWAYS, PILOT_MISS } pilot_mode_t;
+
+/* The pilot mode DREDUCE_PILOT asks for; -1 (printed) where it names none. */
+static int pilot_mode_env(void)
 {
-    const dr_status_t s = quantile_passes(ctx, src, nq, q, values, order, info, t0);
+    const char *e = getenv("DREDUCE_PILOT");
+    if (!e || !*e || !strcmp(e, "auto")) return PILOT_AUTO;
+    if (!strcmp(e, "off")) return PILOT_OFF;
+    if (!strcmp(e, "always")) return PILOT_ALWAYS;
+    if (!strcmp(e, "miss")) return PILOT_MISS;
+    dr_error("DREDUCE_PILOT=%s is not a pilot mode (auto, always, off, miss)", e);
+    return -1;
+}
+
+/* Fold a sub-select's passes (the sample's) into tm as one pass. */
+static void fold_times(pass_times_t *tm, const pass_times_t *sub, double extra_local_ms)
+{
+    if (tm->passes < DREDUCE_DIST_MAX_PASSES) {
+        tm->pass_local[tm->passes] = sub->local_ms + extra_local_ms;
+        tm->pass_combine[tm->passes] = sub->combine_ms;
+    }
+    ++tm->passes;
+    tm->local_ms += sub->local_ms + extra_local_ms;
+    tm->combine_ms += sub->combine_ms;
+    tm->node_ms += sub->node_ms;
+    tm->global_ms += sub->global_ms;
+    tm->bcast_ms += sub->bcast_ms;
+}
+
+/* The sample's brackets: the keys lo[i] and hi[i] around each q's order statistics, from the sample's exact select.
+ * *usable 0 where the sample has no element to take or holds NaN under PROPAGATE (the select over the part then
+ * says what NumPy would), the same on every rank. */
+static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample, dr_status_t forced,
+                                  uint64_t sample_lb, size_t nq, const double *q, uint64_t *lo, uint64_t *hi,
+                                  double *fraction, int *usable, pass_times_t *tm)
+{
+    dr_count_pass_t pass;
+    const uint64_t *res = NULL, *loc = NULL;
+    uint64_t n = 0, nan_count = 0;
+    *usable = 0;
+    DR_CHECK(select_first(ctx, sample, &pass, &res, &loc, forced, tm, &n, &nan_count));
+    if (n == 0 || (ctx->cfg.nan != DR_NAN_OMIT && nan_count > 0)) return DR_OK;
+    /* Each q's bracket in sample ranks: the sample quantile's rank error has standard deviation sqrt(q (1 - q) / s)
+     * (in quantile units) for s elements; s is at least the largest part's sample. */
+    uint64_t rlo[DREDUCE_MAX_Q], rhi[DREDUCE_MAX_Q], ranks[2 * DREDUCE_MAX_Q];
+    size_t nt = 0;
+    *fraction = 0;
+    for (size_t i = 0; i < nq; ++i) {
+        const double s = (double)(sample_lb ? sample_lb : 1);
+        const double d = DR_PILOT_SIGMAS * sqrt(q[i] * (1.0 - q[i]) / s) + 4.0 / s;
+        const double a = q[i] - d < 0 ? 0 : q[i] - d, b = q[i] + d > 1 ? 1 : q[i] + d;
+        rlo[i] = (uint64_t)floor(a * (double)(n - 1));
+        rhi[i] = (uint64_t)ceil(b * (double)(n - 1));
+        if (rhi[i] > n - 1) rhi[i] = n - 1;
+        *fraction += (double)(rhi[i] - rlo[i] + 1) / (double)n;
+        ranks[nt++] = rlo[i];
+        ranks[nt++] = rhi[i];
+    }
+    qsort(ranks, nt, sizeof ranks[0], cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < nt; ++i)
+        if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
+    nt = u;
+    target_t tg[2 * DREDUCE_MAX_Q];
+    for (size_t i = 0; i < nt; ++i) {
+        tg[i] = (target_t){ranks[i], ranks[i], 0};
+        choose_digit(res, pass.width, &tg[i]);
+    }
+    DR_CHECK(select_rest(ctx, *sample, -1, &pass, res, loc, tg, nt, tm));
+    for (size_t i = 0; i < nq; ++i) {
+        size_t a = 0, b = 0;
+        while (tg[a].rank != rlo[i]) ++a;
+        while (tg[b].rank != rhi[i]) ++b;
+        lo[i] = tg[a].prefix;
+        hi[i] = tg[b].prefix;
+    }
+    *usable = 1;
+    return DR_OK;
+}
+
+/* The select with the pilot. *done 0 (and nothing else changed but the context's timings in tm) where the select
+ * over the part must run after all: the sample had nothing to bracket, or a target missed its bracket. */
+static dr_status_t quantile_pilot(dreduce_context_t *ctx, const source_t *src, size_t nq, const double *q,
+                                  double *values, dreduce_order_stat_t *order, dreduce_dist_info_t *info,
+                                  uint64_t part_max, int mode, pass_times_t *tm, int *done)
+{
+    *done = 0;
+    const dr_dtype_t dtype = src->dtype;
+    const size_t esize = dr_dtype_size(dtype);
     dr_dist_bufs_t *b = &ctx->dist;
-    for (int k = 0; k < 2; ++k) {
+    /* The sample, in keep buffer 2 (the sample's own select keeps into 0 and 1). */
+    const uint64_t stride = part_max / DR_PILOT_SAMPLE > 1 ? part_max / DR_PILOT_SAMPLE : 1;
+    const uint64_t m = src->count / stride;
+    const double s0 = dr_now_ms();
+    dr_status_t local = DR_OK;
+    source_t sample = {NULL, 0, ctx->is_gpu, NULL, 0, dtype};
+    if (m > 0 && ctx->is_gpu) {
+        if (!ensure_keep(ctx, 2, (size_t)m * esize)) {
+            dr_error("no device memory for the quantile pilot's sample of %llu elements", (unsigned long long)m);
+            local = DR_ERR_RUNTIME;
+        } else {
+            const cudaError_t e1 = dr_gpu_sample(src->buf, esize, stride, b->d_keep[2], m, ctx->gpu.stream);
+            const cudaError_t e2 = e1 == cudaSuccess ? cudaStreamSynchronize(ctx->gpu.stream) : e1;
+            if (e2 != cudaSuccess) {
+                dr_error("the quantile pilot's sample failed: %s", cudaGetErrorString(e2));
+                (void)cudaGetLastError();
+                local = DR_ERR_RUNTIME;
+            }
+        }
+        sample.buf = b->d_keep[2];
+    } else if (m > 0) {
+        if (!ensure_cpu_keep(ctx, 2, (size_t)m * esize)) {
+            dr_error("no memory for the quantile pilot's sample of %llu elements", (unsigned long long)m);
+            local = DR_ERR_RUNTIME;
+        } else {
+            for (uint64_t i = 0; i < m; ++i)
+                memcpy((char *)b->cpu_keep[2] + i * esize, (const char *)src->buf + dr_pilot_pos(i, stride) * esize,
+                       esize);
+        }
+        sample.buf = b->cpu_keep[2];
+    }
+    sample.count = local == DR_OK ? m : 0;
+    const double gather_ms = dr_now_ms() - s0;
+    uint64_t lo[DREDUCE_MAX_Q], hi[DREDUCE_MAX_Q];
+    double fraction = 0;
+    int usable = 0;
+    pass_times_t stm;
+    memset(&stm, 0, sizeof stm);
+    const dr_status_t bs = pilot_brackets(ctx, &sample, local, part_max / stride, nq, q, lo, hi, &fraction, &usable,
+                                          &stm);
+    fold_times(tm, &stm, gather_ms);
+    DR_CHECK(bs);
+    if (!usable) return DR_OK;
+
+    /* The brackets as disjoint intervals, ascending (those that meet merged). */
+    dr_count_pass_t rp;
+    memset(&rp, 0, sizeof rp);
+    rp.kind = DR_COUNT_RANGE;
+    rp.dtype = dtype;
+    size_t idx[DREDUCE_MAX_Q];
+    for (size_t i = 0; i < nq; ++i) idx[i] = i;
+    for (size_t i = 1; i < nq; ++i) /* insertion sort of the brackets by their low key (nq <= 64) */
+        for (size_t j = i; j > 0 && lo[idx[j]] < lo[idx[j - 1]]; --j) {
+            const size_t t = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = t;
+        }
+    uint64_t ilo[DREDUCE_MAX_Q], ihi[DREDUCE_MAX_Q];
+    int k = 0;
+    for (size_t i = 0; i < nq; ++i) {
+        const uint64_t a = lo[idx[i]], z = hi[idx[i]];
+        if (k > 0 && (a <= ihi[k - 1] || a == ihi[k - 1] + 1)) {
+            if (z > ihi[k - 1]) ihi[k - 1] = z;
+        } else {
+            ilo[k] = a;
+            ihi[k] = z;
+            ++k;
+        }
+    }
+    if (mode == PILOT_MISS) { /* one bracket holding only the largest key: no target of data without it */
+        k = 1;
+        ilo[0] = ihi[0] = ~0ull >> (64 - dr_key_bits(dtype));
+    }
+    rp.groups = k;
+    for (int i = 0; i < k; ++i) {
+        rp.prefix[i] = ilo[i];
+        rp.prefix[k + i] = ihi[i];
+    }
+    rp.keep_pad = max_key_pad(dtype);
+
+    /* The pilot pass: the counts, and one word more (this rank's keep ran over: local_pass sets it). Room for twice
+     * the sample's share of the part, and more: a rank whose part holds more of the brackets than that falls back. */
+    const double share = 2.0 * fraction < 1.0 ? 2.0 * fraction : 1.0;
+    uint64_t cap = (uint64_t)(share * (double)src->count) + 65536;
+    if (cap > src->count) cap = src->count ? src->count : 1; /* a buffer even for none: NULL would say "no room" */
+    uint64_t slack = 0;
+    void *keep = NULL;
+    if (ctx->is_gpu) {
+        if (dr_gpu_count_keep_slack(&rp, src->count, ctx->cfg.block, ctx->gpu.device, &slack) == cudaSuccess &&
+            ensure_keep(ctx, 2, (size_t)(cap + slack) * esize))
+            keep = b->d_keep[2];
+        (void)cudaGetLastError();
+    } else if (ensure_cpu_keep(ctx, 2, (size_t)cap * esize)) {
+        keep = b->cpu_keep[2];
+    }
+    const size_t words = (size_t)dr_count_words(&rp) + 1;
+    const uint64_t *res = NULL, *loc = NULL;
+    DR_CHECK(run_pass(ctx, src, &rp, NULL, words, 1, keep, (size_t)(cap + slack) * esize, &res, &loc, DR_OK, tm));
+    const uint64_t kept = b->kept;
+    const int omit = ctx->cfg.nan == DR_NAN_OMIT;
+    const size_t nan_w = 2 * (size_t)k + 1, over_w = nan_w + 1;
+    if (res[over_w] > 0) return DR_OK; /* a rank's bracketed elements did not fit (its counts may be short) */
+    uint64_t n = omit ? 0 : res[nan_w];
+    for (size_t w = 0; w < nan_w; ++w) n += res[w];
+    info->nan_count = res[nan_w];
+    info->count = omit ? n + info->nan_count : n;
+    info->local_nan_count = loc ? loc[nan_w] : 0;
+    *done = 1;
+    if (n == 0) {
+        DR_CHECK(quantile_of_none(ctx, info, nq, values, order));
+        info->valid = 1;
+        return DR_OK;
+    }
+    uint64_t ranks[2 * DREDUCE_MAX_Q], lower[DREDUCE_MAX_Q], upper[DREDUCE_MAX_Q];
+    double gamma[DREDUCE_MAX_Q];
+    const size_t nt = quantile_targets(n, nq, q, lower, upper, gamma, ranks);
+    target_t tg[2 * DREDUCE_MAX_Q];
+    if (!omit && info->nan_count > 0) { /* NumPy's quantile of an array holding NaN */
+        for (size_t i = 0; i < nt; ++i) tg[i] = (target_t){ranks[i], ranks[i], 0};
+        quantile_values(dtype, nq, lower, upper, gamma, tg, 1, values, order);
+        info->valid = 1;
+        return DR_OK;
+    }
+    /* Each target's rank among the kept elements: its rank less the elements in the gaps below it. */
+    int miss = 0;
+    for (size_t i = 0; i < nt && !miss; ++i) {
+        uint64_t below = 0, gaps = 0; /* the elements before interval j, and those of them in gaps */
+        int in = 0;
+        for (int j = 0; j < k && !in; ++j) {
+            below += res[k + j];
+            gaps += res[k + j];
+            if (ranks[i] < below) break; /* in the gap below interval j */
+            in = ranks[i] < below + res[j];
+            below += res[j];
+        }
+        if (in) tg[i] = (target_t){ranks[i], ranks[i] - gaps, 0};
+        else miss = 1;
+    }
+    if (miss) {
+        *done = 0;
+        return DR_OK;
+    }
+    /* The select over the kept elements (this rank's: kept, pads among them on a GPU). */
+    source_t cur = {keep, kept, ctx->is_gpu, NULL, 0, dtype};
+    dr_count_pass_t pass;
+    uint64_t kn = 0, knan = 0;
+    DR_CHECK(select_first(ctx, &cur, &pass, &res, &loc, DR_OK, tm, &kn, &knan));
+    for (size_t i = 0; i < nt; ++i) choose_digit(res, pass.width, &tg[i]);
+    DR_CHECK(select_rest(ctx, cur, 2, &pass, res, loc, tg, nt, tm));
+    quantile_values(dtype, nq, lower, upper, gamma, tg, 0, values, order);
+    info->valid = 1;
+    return DR_OK;
+}
+
+/* The select (with the pilot where every rank can and the mode asks for it: pilot_min is the agreed least mode,
+ * part_max the largest part), then the CPU backend's keep buffers given back: they can hold a quarter of the rank's
+ * part (host memory beside the caller's array), and a later call's first passes read the part itself anyway. */
+static dr_status_t quantile(dreduce_context_t *ctx, source_t *src, size_t nq, const double *q, double *values,
+                            dreduce_order_stat_t *order, dreduce_dist_info_t *info, double t0, int pilot_min,
+                            uint64_t part_max)
+{
+    pass_times_t tm;
+    memset(&tm, 0, sizeof tm);
+    dr_status_t s = DR_OK;
+    int done = 0;
+    if (pilot_min >= PILOT_ALWAYS || (pilot_min == PILOT_AUTO && part_max >= DR_PILOT_MIN_PART)) {
+        s = quantile_pilot(ctx, src, nq, q, values, order, info, part_max, pilot_min, &tm, &done);
+        if (s == DR_OK) info->pilot = done ? 1 : 2;
+    }
+    if (s == DR_OK && !done) s = quantile_passes(ctx, src, nq, q, values, order, info, DR_OK, &tm);
+    info_times(ctx, info, &tm, t0);
+    dr_dist_bufs_t *b = &ctx->dist;
+    for (int k = 0; k < DR_KEEP_BUFS; ++k) {
         free(b->cpu_keep[k]);
         b->cpu_keep[k] = NULL;
         b->cpu_keep_cap[k] = 0;
@@ -1094,16 +1431,22 @@ static dr_status_t dist_call(dreduce_context_t *ctx, dr_dist_op_t op, const void
     if (s == DR_OK && ctx->is_gpu) s = dr_gpu_use(&ctx->gpu);
     source_t src = {buf, count, 0, NULL, 0, dtype};
     if (s == DR_OK) s = classify(ctx, buf, &src.on_device);
-    int64_t f[F_COUNT];
+    int pilot = PILOT_OFF;
+    if (op == DR_DIST_QUANTILE && (pilot = pilot_mode_env()) < 0 && s == DR_OK) s = DR_ERR_USAGE;
+    int64_t f[F_COUNT], lo[F_COUNT], hi[F_COUNT];
     fields(f, op, dtype, ctx->cfg.nan, bins, range, nq, q, s);
-    s = agree(ctx, f);
+    /* The pilot where this rank's part is in memory the backend counts in place: device memory on a GPU. */
+    f[F_PILOT] = pilot > 0 && (ctx->is_gpu ? src.on_device : 1) ? pilot : PILOT_OFF;
+    f[F_PART] = (int64_t)count;
+    s = agree(ctx, f, lo, hi);
     dreduce_stats_t st;
     memset(&st, 0, sizeof st);
     if (s == DR_OK && fail != DR_OK) s = fail;
     if (s == DR_OK && op == DR_DIST_HISTOGRAM && !range) s = range_pass(ctx, &src, NULL, &st, info);
     if (s == DR_OK)
         s = op == DR_DIST_HISTOGRAM ? histogram(ctx, &src, bins, range, &st, counts, edges, info, t0)
-                                    : quantile(ctx, &src, nq, q, values, order, info, t0);
+                                    : quantile(ctx, &src, nq, q, values, order, info, t0, (int)lo[F_PILOT],
+                                               (uint64_t)hi[F_PART]);
     dr_watchdog_leave(ctx->wd);
     return s;
 }
@@ -1161,7 +1504,7 @@ static dr_status_t dist_file(dreduce_context_t *ctx, dr_dist_op_t op, const dred
     DR_CHECK(dr_context_open_file(ctx, mine, file, DR_MIN, &in, &fi));
     int64_t f[F_COUNT];
     fields(f, op, fi.dtype, ctx->cfg.nan, bins, range, nq, q, DR_OK);
-    dr_status_t s = agree(ctx, f);
+    dr_status_t s = agree(ctx, f, NULL, NULL);
     source_t src = {NULL, fi.mine, 0, &in, fi.first, fi.dtype};
     dreduce_stats_t st;
     memset(&st, 0, sizeof st);
@@ -1178,7 +1521,7 @@ static dr_status_t dist_file(dreduce_context_t *ctx, dr_dist_op_t op, const dred
     }
     if (s == DR_OK)
         s = op == DR_DIST_HISTOGRAM ? histogram(ctx, &src, bins, range, &st, counts, edges, info, t0)
-                                    : quantile(ctx, &src, nq, q, values, order, info, t0);
+                                    : quantile(ctx, &src, nq, q, values, order, info, t0, PILOT_OFF, 0);
     dr_input_close(&in);
     if (s == DR_OK && file_info) *file_info = fi;
     dr_watchdog_leave(ctx->wd);

@@ -7,6 +7,10 @@
 
 #include <cuda_runtime_api.h>
 
+/* Keep buffers: 0 and 1 for a select's passes (a pass reads one and keeps into the other), 2 for the quantile
+ * pilot's sample and then the elements it keeps (distrib.c, "The pilot"). */
+#define DR_KEEP_BUFS 3
+
 typedef struct {
     size_t words_cap;      /* uint64 words of each count vector below */
     uint64_t *counts[3];   /* this rank's counts, the node's, the result: device memory on the device-buffer path,
@@ -21,15 +25,16 @@ typedef struct {
     cudaEvent_t slot_free[2];
     int events_made;
     uint64_t *h_local;     /* GPU on the device-buffer path: a pass's local counts read back (quantile compaction) */
-    void *d_keep[2];       /* GPU: the elements still in play of a quantile's select, kept by a pass (two, so a
-                              pass can read one and keep into the other) */
-    size_t keep_cap[2];    /* bytes of each */
+    void *d_keep[DR_KEEP_BUFS]; /* GPU: the elements still in play of a quantile's select, kept by a pass */
+    size_t keep_cap[DR_KEEP_BUFS]; /* bytes of each */
     uint64_t *d_keep_pos;  /* the count of elements kept */
     void *cpu_slot;        /* CPU backend, files: one host slot */
     size_t cpu_slot_bytes;
-    void *cpu_keep[2];     /* CPU backend: d_keep's counterparts in host memory (given back after each quantile call) */
-    size_t cpu_keep_cap[2];
-    uint64_t cpu_kept;     /* the count a CPU pass kept */
+    void *cpu_keep[DR_KEEP_BUFS]; /* CPU backend: d_keep's counterparts in host memory (given back after each
+                                     quantile call) */
+    size_t cpu_keep_cap[DR_KEEP_BUFS];
+    uint64_t kept;         /* the count the last keeping pass kept (pads included on a GPU; past the room it had
+                              where the elements in play did not fit) */
 } dr_dist_bufs_t;
 
 #endif

@@ -80,7 +80,7 @@ dr_cli_test(host_path_dist 2 "^dreduce: error: --host-path cannot be used with -
 dr_cli_check(host_path_no_gpu CODE 2 REGEX "^dreduce: error: .*host-path is split: it needs a GPU"
              OPTS --env CUDA_VISIBLE_DEVICES=-1 ARGS --host-path split --memory pageable -n 1000 --iters 1)
 dr_cli_check(host_memory_pageable_cpu CODE 0 REGEX "\"pass\": true"
-             OPTS --json-expr "d['schema_version'] == 5 and d['config']['memory'] == 'pageable' and d['config']['host_path'] == 'cpu' and d['ranks'][0]['host_array'] is None"
+             OPTS --json-expr "d['schema_version'] == 6 and d['config']['memory'] == 'pageable' and d['config']['host_path'] == 'cpu' and d['ranks'][0]['host_array'] is None"
              ARGS --device cpu --memory pageable --host-path cpu -n 100003 --iters 1 --format json)
 dr_cli_test(bad_block_not_pow2 2 "^dreduce: error: .*--block '48'.*32, 64, 128, 256, 512, 1024" --block 48)
 dr_cli_test(bad_block_too_big 2 "^dreduce: error: .*--block '2048'.*1024" -b 2048)
@@ -259,7 +259,7 @@ dr_cli_check(stats_bfloat16_random CODE 0 REGEX "verification: passed: stats of 
              ARGS --device cpu --op stats --type bfloat16 -n 200003 --iters 2 --threads 3)
 # JSON and CSV carry every field.
 dr_cli_check(json_argmax CODE 0 REGEX "[\"]index[\"]: 999"
-             OPTS --json-expr "d['schema_version'] == 5 and d['config']['op'] == 'argmax'"
+             OPTS --json-expr "d['schema_version'] == 6 and d['config']['op'] == 'argmax'"
                   --json-expr "d['result'] == {'value': '999', 'type': 'int64+index', 'index': 999, 'nan_omitted': 0}"
                   --json-expr "d['verification']['pass'] is True and d['verification']['exact'] is True"
              ARGS --device cpu --op argmax --type int16 --data iota -n 1000 --iters 2 --format json)
@@ -302,7 +302,7 @@ dr_cli_check(histogram_table CODE 0 REGEX "verification: passed: histogram of 10
              OPTS --also "^result: histogram of 100003 elements in 16 bins" --also "local 1" --also "combine 2"
              ARGS --device cpu --op histogram --bins 16 -n 100003 --iters 2)
 dr_cli_check(histogram_range_json CODE 0 REGEX "[\"]counts[\"]: "
-             OPTS --json-expr "d['schema_version'] == 5 and d['bins'] == 4 and d['range'] == [0, 1]"
+             OPTS --json-expr "d['schema_version'] == 6 and d['bins'] == 4 and d['range'] == [0, 1]"
                   --json-expr "d['result']['edges'] == [0, 0.25, 0.5, 0.75, 1] and d['result']['passes'] == 1"
                   --json-expr "sum(d['result']['counts']) + d['result']['below'] + d['result']['above'] == 1000"
                   --json-expr "d['verification']['pass'] is True and d['verification']['deterministic'] is True"

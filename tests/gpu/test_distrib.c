@@ -7,7 +7,8 @@
  * Data: every dtype x random, all equal, two values, sorted, skewed (nearly all in one bin), with NaN, with +-inf
  * x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766: the most with a copy of the block's counts per lane and
  * the fewest with half as many, kernels/distrib.cu's copies_of(); 30000: the kernel's global-memory counts) with the
- * automatic and an explicit range. */
+ * automatic and an explicit range. Quantiles also under each DREDUCE_PILOT mode. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
@@ -226,10 +227,16 @@ int main(int argc, char **argv)
                 ref.st = dreduce_histogram(cpu, whole, n, (dr_dtype_t)t, bins, rg, ref.counts, ref.edges, &ref.info);
                 double rv[NQ], gv[NQ];
                 dreduce_order_stat_t ro[NQ], go[NQ];
+                /* The quantile pilot (src/lib/distrib.c, "The pilot"): the reference without it, each block size
+                 * with another mode (always: the sample's brackets and the RANGE kernel; miss: its fallback; auto:
+                 * the pilot from 2^20 elements a part on) */
+                static const char *const pilot_mode[3] = {"always", "miss", "auto"};
+                setenv("DREDUCE_PILOT", "off", 1);
                 const dr_status_t rqs = dreduce_quantile(cpu, whole, n, (dr_dtype_t)t, NQ, qs, rv, ro, NULL);
                 for (int b = 0; b < 3; ++b) {
-                    char what[32];
-                    snprintf(what, sizeof what, "device block %d", blocks[b]);
+                    char what[48];
+                    snprintf(what, sizeof what, "device block %d, pilot %s", blocks[b], pilot_mode[b]);
+                    setenv("DREDUCE_PILOT", pilot_mode[b], 1);
                     memset(got.counts, 0xa5, bins * 8); /* poison */
                     got.st = dreduce_histogram(gpu[b], d_part, mine, (dr_dtype_t)t, bins, rg, got.counts, got.edges,
                                                &got.info);
@@ -238,6 +245,7 @@ int main(int argc, char **argv)
                     const dr_status_t gqs = dreduce_quantile(gpu[b], d_part, mine, (dr_dtype_t)t, NQ, qs, gv, go, NULL);
                     check_quant(what, label, rqs, rv, ro, gqs, gv, go);
                 }
+                unsetenv("DREDUCE_PILOT");
                 memset(got.counts, 0xa5, bins * 8);
                 got.st = dreduce_histogram(host, part, mine, (dr_dtype_t)t, bins, rg, got.counts, got.edges, &got.info);
                 check_hist("pageable host, 64 KiB chunks", label, &ref, &got, bins, rank);

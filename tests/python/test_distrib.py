@@ -32,6 +32,7 @@ Exit 0 when every rank passed, 1 otherwise, 77 when mpi4py's MPI is not libdredu
 
 import argparse
 import math
+import os
 import sys
 import traceback
 import warnings
@@ -51,6 +52,7 @@ DTYPES = ["bool"] + INTS + FLOATS
 BINS = [1, 10, 256, 4096]
 RANGES = ["auto", "data", "wider", "narrower", "point"]
 Q_PASSES = {8: 1, 16: 2, 32: 3, 64: 6}  # radix digits of at most 11 bits (src/common/distrib.h)
+PILOT_EXPECT = {"off": 0, "miss": 2}  # dist_info()["pilot"] each DREDUCE_PILOT mode must give (always: 1 or 2)
 notes = []  # cases NumPy itself cannot answer (none expected): printed, not counted
 
 
@@ -450,10 +452,18 @@ def q_cases(n):
     return out
 
 
-def expected_q_passes(dtype, x):
-    if x.dtype.kind == "f" and np.isnan(x).any():
-        return 1
-    return Q_PASSES[8 * np.dtype("uint16" if dtype == "bfloat16" else "uint8" if dtype == "bool" else dtype).itemsize]
+def expected_q_passes(dtype, x, pilot):
+    """The passes a quantile takes (src/lib/distrib.c): its radix digits over the part (one where NaN ends it);
+    with the pilot (pilot 1) the sample's select, the pilot's read, then the digits over the kept elements (none
+    after NaN); where the pilot fell back (2), the sample's select, maybe the pilot's read, then the digits."""
+    nan = x.dtype.kind == "f" and np.isnan(x).any()
+    digits = Q_PASSES[8 * np.dtype("uint16" if dtype == "bfloat16" else "uint8" if dtype == "bool" else dtype).itemsize]
+    classic = 1 if nan else digits
+    if pilot == 1:
+        return {2} if nan else {2 + digits}
+    if pilot == 2:
+        return {1 + classic, 2 + classic}
+    return {classic}
 
 
 def quantiles(ctx, label, dtype, ds, salt=0, full=True, place=None):
@@ -500,8 +510,11 @@ def quantiles(ctx, label, dtype, ds, salt=0, full=True, place=None):
         if good:
             if (info["count"], info["nan_count"]) != (x.size, int(np.isnan(xf).sum())):
                 good, why = False, f"dist_info count/nan_count {info['count']}/{info['nan_count']}"
-            elif info["passes"] != expected_q_passes(dtype, x):
-                good, why = False, f"dist_info passes {info['passes']}, expected {expected_q_passes(dtype, x)}"
+            elif info["passes"] not in expected_q_passes(dtype, x, info["pilot"]):
+                good, why = False, (f"dist_info passes {info['passes']} (pilot {info['pilot']}), expected one of "
+                                    f"{sorted(expected_q_passes(dtype, x, info['pilot']))}")
+            elif info["pilot"] != PILOT_EXPECT.get(os.environ.get("DREDUCE_PILOT", "auto"), info["pilot"]):
+                good, why = False, f"dist_info pilot {info['pilot']} under DREDUCE_PILOT={os.environ['DREDUCE_PILOT']}"
             elif len(info.get("order", [])) != nq:
                 good, why = False, f"dist_info order has {len(info.get('order', []))} entries, expected {nq}"
             elif not np.isnan(xf).any():
@@ -539,6 +552,59 @@ def matrix(quick):
             for dtype in ("int8", "float32", "float64", "bfloat16"):
                 histograms(ctx, "2 nodes", dtype, "random", bins_list=[10, 4096], ranges=["auto", "wider"])
                 quantiles(ctx, "2 nodes", dtype, "random", full=False)
+    pilot_modes()
+
+
+def with_pilot(mode, f):
+    """f() with DREDUCE_PILOT=mode on every rank (the library reads it at each quantile call)."""
+    old = os.environ.get("DREDUCE_PILOT")
+    os.environ["DREDUCE_PILOT"] = mode
+    try:
+        f()
+    finally:
+        if old is None:
+            del os.environ["DREDUCE_PILOT"]
+        else:
+            os.environ["DREDUCE_PILOT"] = old
+
+
+def pilot_modes():
+    """The quantile pilot (src/lib/distrib.c, "The pilot") on every dtype and data set: always (the sample's
+    brackets, one read keeping what they hold, the digits over those), miss (brackets that hold nothing: the
+    fallback to the digits over the part after the pilot's read), off; the answers NumPy's bit for bit, as above."""
+    with dreduce.Context(device="cpu", cpu_threads=2) as ctx:
+        for mode in ("always", "miss", "off"):
+            for dtype in DTYPES:
+                for i, ds in enumerate(datasets(dtype)):
+                    with_pilot(mode, lambda: quantiles(ctx, f"pilot {mode}", dtype, ds, salt=i + 3, full=False))
+    large_pilot()
+
+
+def large_pilot():
+    """auto takes the pilot for a part of 2^20 elements or more: 2^21 float32 and int64 elements over the ranks,
+    the median and three quantiles NumPy's bit for bit, one read of the part plus the sample's and the kept ones'."""
+    n = 1 << 21
+    rng = np.random.default_rng(2026)
+    for dtype, whole in (("float32", rng.standard_normal(n).astype(np.float32)),
+                         ("int64", rng.integers(-2 ** 40, 2 ** 40, n))):
+        c = [n * r // SIZE for r in range(SIZE + 1)]
+        c[1] = c[0] if SIZE > 1 else c[1]  # rank 0 empty where there are others: its sample is too
+        mine = np.ascontiguousarray(whole[c[RANK]:c[RANK + 1]])
+        big = max(c[r + 1] - c[r] for r in range(SIZE))
+        with dreduce.Context(device="cpu", cpu_threads=2) as ctx:
+            for q in (0.5, [0.01, 0.5, 0.99]):
+                name = f"large pilot {dtype} q={q}"
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    got = ctx.quantile(mine, q)
+                want = np.quantile(whole.astype(np.float64), q)
+                info = ctx.dist_info()
+                good = np.array_equal(np.asarray(got), np.asarray(want))
+                digits = Q_PASSES[8 * whole.dtype.itemsize]
+                want_pilot = 1 if big >= (1 << 20) else 0
+                T.check(name, good and info["pilot"] == want_pilot and
+                        info["passes"] == (2 + digits if want_pilot else digits),
+                        f"got {got!r}, np.quantile {want!r}; pilot {info['pilot']}, passes {info['passes']}")
 
 
 # ---- inputs of other kinds
