@@ -78,7 +78,8 @@ template <class C> __device__ __forceinline__ C cmax(C a, C b)
     else if constexpr (std::is_same<C, double>::value) return dr_max_f64(a, b);
     else return b > a ? b : a;
 }
-/* Two float16 pairs' elementwise min and max (min.f16x2: a NaN operand gives the other, as fminf). */
+/* Two float16 pairs' elementwise min and max (min.f16x2, sm_80 on: a NaN operand gives the other, as min.f32). */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 __device__ __forceinline__ uint32_t f16x2_min(uint32_t a, uint32_t b)
 {
     uint32_t d;
@@ -91,18 +92,30 @@ __device__ __forceinline__ uint32_t f16x2_max(uint32_t a, uint32_t b)
     asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
     return d;
 }
+#endif
 /* NaN policy OMIT's min and max of a running value (never NaN) and an element that may be NaN (then left out: the
  * running value): cmin's and cmax's order, -0.0 below +0.0, without their NaN rule (for float one instruction,
- * min.f32 returning the operand that is not NaN, where a select to +-inf first took two more). */
+ * min.f32: dr_min_f32's min.NaN.f32 but for a NaN operand, which it passes over, where a select to +-inf first
+ * took two more). */
 template <class C> __device__ __forceinline__ C omit_min(C a, C b)
 {
-    if constexpr (std::is_same<C, float>::value) return fminf(a, b);
-    else return (b < a || (a == b && signbit(b))) ? b : a;
+    if constexpr (std::is_same<C, float>::value) {
+        float m;
+        asm("min.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+        return m;
+    } else {
+        return (b < a || (a == b && signbit(b))) ? b : a;
+    }
 }
 template <class C> __device__ __forceinline__ C omit_max(C a, C b)
 {
-    if constexpr (std::is_same<C, float>::value) return fmaxf(a, b);
-    else return (b > a || (a == b && !signbit(b))) ? b : a;
+    if constexpr (std::is_same<C, float>::value) {
+        float m;
+        asm("max.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+        return m;
+    } else {
+        return (b > a || (a == b && !signbit(b))) ? b : a;
+    }
 }
 
 /* ---- The walk, the block and the grid, for any policy P ----
@@ -283,6 +296,7 @@ template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
     {
         In e[kVec];
         memcpy(e, &v, 16);
+#if __CUDA_ARCH__ >= 800 /* min.f16x2 */
         if constexpr (kOmit && std::is_same<In, dr_f16_t>::value) {
             /* OMIT of float16 (issue-bound at eight elements a vector): the extreme on pairs of halves, min.f16x2 /
              * max.f16x2 (two elements an instruction, a NaN operand skipped), then one conversion to float a pair;
@@ -300,8 +314,10 @@ template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
             for (int k = 0; k < 4; ++k) flags |= (((w[k] & 0x7fff7fffu) + 0x03ff03ffu) & 0x80008000u) >> k;
             nans += __popc(flags);
             return m != m ? (C)dr_nan_fill(kOp) : m;
-        } else if constexpr (kOmit && std::is_same<C, float>::value && sizeof(In) == 2) {
-            /* OMIT of bfloat16 (eight elements a vector, issue-bound): fminf/fmaxf (min.f32/max.f32, one
+        }
+#endif
+        if constexpr (kOmit && std::is_same<C, float>::value && sizeof(In) == 2) {
+            /* OMIT of bfloat16 (and float16 below sm_80; eight elements a vector, issue-bound): fminf/fmaxf (one
              * instruction each) skip a NaN operand, so the vector's extreme needs no select an element, only its
              * count; a vector of NaN only is the fill (+-inf), as each replaced element would be. Ties and signed
              * zeros: the kept vector is read again at the end (end()), which finds the first element equal to the

@@ -1147,7 +1147,7 @@ static void fold_times(pass_times_t *tm, const pass_times_t *sub, double extra_l
  * says what NumPy would), the same on every rank. */
 static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample, dr_status_t forced,
                                   uint64_t sample_lb, size_t nq, const double *q, uint64_t *lo, uint64_t *hi,
-                                  double *fraction, int *usable, pass_times_t *tm)
+                                  int *usable, pass_times_t *tm)
 {
     dr_count_pass_t pass;
     const uint64_t *res = NULL, *loc = NULL;
@@ -1159,7 +1159,6 @@ static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample
      * (in quantile units) for s elements; s is at least the largest part's sample. */
     uint64_t rlo[DREDUCE_MAX_Q], rhi[DREDUCE_MAX_Q], ranks[2 * DREDUCE_MAX_Q];
     size_t nt = 0;
-    *fraction = 0;
     for (size_t i = 0; i < nq; ++i) {
         const double s = (double)(sample_lb ? sample_lb : 1);
         const double d = DR_PILOT_SIGMAS * sqrt(q[i] * (1.0 - q[i]) / s) + 4.0 / s;
@@ -1167,7 +1166,6 @@ static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample
         rlo[i] = (uint64_t)floor(a * (double)(n - 1));
         rhi[i] = (uint64_t)ceil(b * (double)(n - 1));
         if (rhi[i] > n - 1) rhi[i] = n - 1;
-        *fraction += (double)(rhi[i] - rlo[i] + 1) / (double)n;
         ranks[nt++] = rlo[i];
         ranks[nt++] = rhi[i];
     }
@@ -1186,8 +1184,12 @@ static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample
         size_t a = 0, b = 0;
         while (tg[a].rank != rlo[i]) ++a;
         while (tg[b].rank != rhi[i]) ++b;
-        lo[i] = tg[a].prefix;
-        hi[i] = tg[b].prefix;
+        /* A bracket reaching the sample's least or greatest element reaches the keys' end: the part's extremes need
+         * not be in the sample (q 0 and 1 would otherwise miss nearly always). The greatest key a float can have
+         * short of NaN's is one below NaN's. */
+        const uint64_t top = ~0ull >> (64 - dr_key_bits(sample->dtype));
+        lo[i] = rlo[i] == 0 ? 0 : tg[a].prefix;
+        hi[i] = rhi[i] == n - 1 ? (dr_dtype_is_float(sample->dtype) ? top - 1 : top) : tg[b].prefix;
     }
     *usable = 1;
     return DR_OK;
@@ -1237,12 +1239,10 @@ static dr_status_t quantile_pilot(dreduce_context_t *ctx, const source_t *src, s
     sample.count = local == DR_OK ? m : 0;
     const double gather_ms = dr_now_ms() - s0;
     uint64_t lo[DREDUCE_MAX_Q], hi[DREDUCE_MAX_Q];
-    double fraction = 0;
     int usable = 0;
     pass_times_t stm;
     memset(&stm, 0, sizeof stm);
-    const dr_status_t bs = pilot_brackets(ctx, &sample, local, part_max / stride, nq, q, lo, hi, &fraction, &usable,
-                                          &stm);
+    const dr_status_t bs = pilot_brackets(ctx, &sample, local, part_max / stride, nq, q, lo, hi, &usable, &stm);
     fold_times(tm, &stm, gather_ms);
     DR_CHECK(bs);
     if (!usable) return DR_OK;
@@ -1283,11 +1283,35 @@ static dr_status_t quantile_pilot(dreduce_context_t *ctx, const source_t *src, s
     }
     rp.keep_pad = max_key_pad(dtype);
 
-    /* The pilot pass: the counts, and one word more (this rank's keep ran over: local_pass sets it). Room for twice
-     * the sample's share of the part, and more: a rank whose part holds more of the brackets than that falls back. */
-    const double share = 2.0 * fraction < 1.0 ? 2.0 * fraction : 1.0;
-    uint64_t cap = (uint64_t)(share * (double)src->count) + 65536;
-    if (cap > src->count) cap = src->count ? src->count : 1; /* a buffer even for none: NULL would say "no room" */
+    /* The room this rank makes: twice its own sample's elements in the intervals, as a share of its part (ties and
+     * a part that holds more of the brackets than the others, as data split by value over the ranks, counted), and
+     * 65536 more; a rank whose bracketed elements still do not fit falls back (and so every rank). */
+    uint64_t in_sample = 0;
+    if (sample.count > 0 && local == DR_OK) {
+        uint64_t *c = calloc(dr_count_words(&rp), sizeof *c);
+        if (c && ctx->is_gpu) {
+            b->kept = 0;
+            if (cudaMemsetAsync(b->d_counts, 0, dr_count_words(&rp) * sizeof(uint64_t), ctx->gpu.stream) !=
+                    cudaSuccess ||
+                dr_gpu_count_pass(&rp, NULL, sample.buf, sample.count, b->d_counts, ctx->cfg.block, ctx->gpu.device,
+                                  ctx->gpu.stream, NULL, NULL, 0) != cudaSuccess ||
+                cudaMemcpy(c, b->d_counts, dr_count_words(&rp) * sizeof(uint64_t), cudaMemcpyDeviceToHost) !=
+                    cudaSuccess) {
+                (void)cudaGetLastError();
+                memset(c, 0, dr_count_words(&rp) * sizeof *c);
+                c[0] = sample.count; /* unknown: room for the whole part */
+            }
+        } else if (c) {
+            (void)dr_cpu_count_on(&rp, NULL, sample.buf, (size_t)sample.count, ctx->threads, &ctx->workers, c);
+        }
+        for (int i = 0; c && i < k; ++i) in_sample += c[i];
+        if (!c) in_sample = sample.count;
+        free(c);
+    }
+    const double share = (2.0 * (double)in_sample + 16.0) / (double)(sample.count ? sample.count : 1);
+    uint64_t cap = share >= 1.0 ? src->count : (uint64_t)(share * (double)src->count) + 65536;
+    if (cap > src->count) cap = src->count;
+    if (cap == 0) cap = 1; /* a buffer even for none: NULL would say "no room" */
     uint64_t slack = 0;
     void *keep = NULL;
     if (ctx->is_gpu) {
