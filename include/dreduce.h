@@ -452,7 +452,9 @@ const char *dreduce_acc_kind_name(dr_acc_kind_t kind);
  * Not reductions to one value: a histogram is a vector of counts, and a quantile is found by a distributed radix
  * select, which reads this rank's part once per digit of the element's key and combines the digit's histogram
  * across ranks (one MPI collective per pass: 2^width uint64 counts per prefix still in play, 16 KiB for one q; on
- * device buffers on a CUDA-aware MPI), so every rank picks the same bucket. Both are collective like
+ * device buffers on a CUDA-aware MPI), so every rank picks the same bucket; with the pilot (a part in memory of
+ * 2^20 elements or more: dreduce_dist_info_t.pilot, DREDUCE_PILOT) a sample's select brackets each order statistic
+ * and one read keeps the bracketed elements, over which the select then runs. Both are collective like
  * dreduce_reduce (the same dtype, bins, range and q on every rank: a difference is DR_ERR_USAGE on every rank,
  * named by rank 0; a rank's bad argument joins the call, so no rank waits), and both answer as NumPy does on the whole array (the ranks' parts in rank order):
  *
