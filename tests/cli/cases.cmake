@@ -121,7 +121,7 @@ dr_cli_check(json_nan CODE 0 REGEX "\"value\": \"nan\""
 dr_cli_check(json_output_file CODE 0 REGEX "\"result\": [{]\"value\": \"7000\""
              OPTS --file ${DR_CLI_OUT}/report.json --json-expr "d['result']['value'] == '7000'"
              ARGS --device cpu -n 1000 --iters 1 --format json --type int32 --data const:7 -o ${DR_CLI_OUT}/report.json)
-dr_cli_check(csv_append CODE 0 REGEX "^5,0,.*,total,.*,int64,.*,pass,,,,,,,,,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
+dr_cli_check(csv_append CODE 0 REGEX "^6,0,.*,total,.*,int64,.*,pass,,,,,,,,,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
              OPTS --csv-append ${DR_CLI_OUT}/append.csv
              ARGS --device cpu -n 1000 --iters 2 --type int32 --format csv -o ${DR_CLI_OUT}/append.csv)
 dr_cli_test(const_int32_sum 0 "^result: 7000 [(]int64[)]" --type int32 --data const:7 -n 1000 --device cpu --iters 1)
@@ -273,10 +273,10 @@ dr_cli_check(json_stats CODE 0 REGEX "[\"]var_sample[\"]: "
                   --json-expr "abs(float(d['result']['var_sample']) - 83333250 / 999) < 1e-9"
                   --json-expr "d['result']['min'] == '0' and d['result']['max'] == '999' and d['verification']['pass']"
              ARGS --device cpu --op stats --type int16 --data iota -n 1000 --iters 2 --format json)
-dr_cli_check(csv_stats CODE 0 REGEX "^5,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
+dr_cli_check(csv_stats CODE 0 REGEX "^6,0,.*,total,.*,stats,stats[(]float64[)],.*,pass,,1000,499500,499[.]5,83333[.]25,83416[.]66[0-9]*,0,999,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
              OPTS --csv-append ${DR_CLI_OUT}/stats.csv
              ARGS --device cpu --op stats --type float64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/stats.csv)
-dr_cli_check(csv_argmax CODE 0 REGEX "^5,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
+dr_cli_check(csv_argmax CODE 0 REGEX "^6,0,.*,total,.*,argmax,.*,999,pass,999,,,,,,,,,,,,,,,,,,,,,,,,propagate,0,auto,auto$"
              OPTS --csv-append ${DR_CLI_OUT}/argmax.csv
              ARGS --device cpu --op argmax --type int64 --data iota -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/argmax.csv)
 
@@ -310,7 +310,7 @@ dr_cli_check(histogram_range_json CODE 0 REGEX "[\"]counts[\"]: "
 dr_cli_check(histogram_iota_int16 CODE 0 REGEX "[\"]counts[\"]: [[]100, 100, 100, 100, 100, 100, 100, 100, 100, 100[]]"
              OPTS --json-expr "d['result']['lo'] == 0 and d['result']['hi'] == 999 and d['result']['passes'] == 2"
              ARGS --device cpu --op histogram --type int16 --data iota -n 1000 --iters 1 --format json)
-dr_cli_check(histogram_csv CODE 0 REGEX "^5,0,.*,total,.*,histogram,.*,pass,,1000,,,,,,,0,1,4,0,1,"
+dr_cli_check(histogram_csv CODE 0 REGEX "^6,0,.*,total,.*,histogram,.*,pass,,1000,,,,,,,0,1,4,0,1,"
              OPTS --csv-append ${DR_CLI_OUT}/histogram.csv
              ARGS --device cpu --op histogram --bins 4 --range 0,1 -n 1000 --iters 1 --format csv -o ${DR_CLI_OUT}/histogram.csv)
 dr_cli_check(quantile_json CODE 0 REGEX "[\"]quantiles[\"]: "
