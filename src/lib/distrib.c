@@ -898,6 +898,16 @@ static uint64_t max_key_pad(dr_dtype_t t)
     return is_signed ? all >> 1 : all;
 }
 
+/* ranks[0..nt) sorted, each once; returns how many. */
+static size_t sort_unique(uint64_t *ranks, size_t nt)
+{
+    qsort(ranks, nt, sizeof ranks[0], cmp_u64);
+    size_t u = 0;
+    for (size_t i = 0; i < nt; ++i)
+        if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
+    return u;
+}
+
 /* The order statistics of nq quantiles of n elements: each q's lower and upper rank and weight (NumPy's), and the
  * distinct ranks ascending in ranks[]; returns how many. */
 static size_t quantile_targets(uint64_t n, size_t nq, const double *q, uint64_t *lower, uint64_t *upper,
@@ -909,11 +919,7 @@ static size_t quantile_targets(uint64_t n, size_t nq, const double *q, uint64_t 
         ranks[nt++] = lower[i];
         ranks[nt++] = upper[i];
     }
-    qsort(ranks, nt, sizeof ranks[0], cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < nt; ++i)
-        if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
-    return u;
+    return sort_unique(ranks, nt);
 }
 
 /* The first pass of a select over src: the leading digit of every element's key; *res the combined counts, *loc this
@@ -1061,6 +1067,23 @@ static dr_status_t quantile_of_none(dreduce_context_t *ctx, const dreduce_dist_i
     return DR_ERR_USAGE;
 }
 
+/* The call's counts, from the first pass that read the part (n: the elements the select takes; nan_count: NaN;
+ * local_nan: this rank's) into info. 1 where they settle the answer: no element to take (quantile_of_none's, *s
+ * its status). */
+static int quantile_counts(dreduce_context_t *ctx, dreduce_dist_info_t *info, uint64_t n, uint64_t nan_count,
+                           uint64_t local_nan, size_t nq, double *values, dreduce_order_stat_t *order,
+                           dr_status_t *s)
+{
+    info->count = ctx->cfg.nan == DR_NAN_OMIT ? n + nan_count : n;
+    info->nan_count = nan_count;
+    info->local_nan_count = local_nan;
+    *s = DR_OK;
+    if (n > 0) return 0;
+    *s = quantile_of_none(ctx, info, nq, values, order);
+    if (*s == DR_OK) info->valid = 1;
+    return 1;
+}
+
 /* The radix select over the part itself. forced: this rank's failure before it (the first pass fails everywhere). */
 static dr_status_t quantile_passes(dreduce_context_t *ctx, const source_t *src, size_t nq, const double *q,
                                    double *values, dreduce_order_stat_t *order, dreduce_dist_info_t *info,
@@ -1072,14 +1095,8 @@ static dr_status_t quantile_passes(dreduce_context_t *ctx, const source_t *src, 
     DR_CHECK(select_first(ctx, src, &pass, &res, &loc, forced, tm, &n, &nan_count));
     const uint64_t nd0 = 1ull << pass.width;
     const int omit = ctx->cfg.nan == DR_NAN_OMIT;
-    info->count = omit ? n + nan_count : n;
-    info->nan_count = nan_count;
-    info->local_nan_count = loc ? loc[nd0] : 0;
-    if (n == 0) {
-        DR_CHECK(quantile_of_none(ctx, info, nq, values, order));
-        info->valid = 1;
-        return DR_OK;
-    }
+    dr_status_t s;
+    if (quantile_counts(ctx, info, n, nan_count, loc ? loc[nd0] : 0, nq, values, order, &s)) return s;
     uint64_t ranks[2 * DREDUCE_MAX_Q], lower[DREDUCE_MAX_Q], upper[DREDUCE_MAX_Q];
     double gamma[DREDUCE_MAX_Q];
     const size_t nt = quantile_targets(n, nq, q, lower, upper, gamma, ranks);
@@ -1169,11 +1186,7 @@ static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample
         ranks[nt++] = rlo[i];
         ranks[nt++] = rhi[i];
     }
-    qsort(ranks, nt, sizeof ranks[0], cmp_u64);
-    size_t u = 0;
-    for (size_t i = 0; i < nt; ++i)
-        if (u == 0 || ranks[i] != ranks[u - 1]) ranks[u++] = ranks[i];
-    nt = u;
+    nt = sort_unique(ranks, nt);
     target_t tg[2 * DREDUCE_MAX_Q];
     for (size_t i = 0; i < nt; ++i) {
         tg[i] = (target_t){ranks[i], ranks[i], 0};
@@ -1331,15 +1344,9 @@ static dr_status_t quantile_pilot(dreduce_context_t *ctx, const source_t *src, s
     if (res[over_w] > 0) return DR_OK; /* a rank's bracketed elements did not fit (its counts may be short) */
     uint64_t n = omit ? 0 : res[nan_w];
     for (size_t w = 0; w < nan_w; ++w) n += res[w];
-    info->nan_count = res[nan_w];
-    info->count = omit ? n + info->nan_count : n;
-    info->local_nan_count = loc ? loc[nan_w] : 0;
     *done = 1;
-    if (n == 0) {
-        DR_CHECK(quantile_of_none(ctx, info, nq, values, order));
-        info->valid = 1;
-        return DR_OK;
-    }
+    dr_status_t s;
+    if (quantile_counts(ctx, info, n, res[nan_w], loc ? loc[nan_w] : 0, nq, values, order, &s)) return s;
     uint64_t ranks[2 * DREDUCE_MAX_Q], lower[DREDUCE_MAX_Q], upper[DREDUCE_MAX_Q];
     double gamma[DREDUCE_MAX_Q];
     const size_t nt = quantile_targets(n, nq, q, lower, upper, gamma, ranks);

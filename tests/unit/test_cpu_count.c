@@ -250,6 +250,21 @@ static int cmp_key(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* n elements of type t for a digit or pilot pass: few distinct values (rep odd: many share a prefix) or random bits
+ * (rep even), specials for floats. */
+static void fill_keys_data(uint64_t *rng, dr_dtype_t t, void *buf, size_t n, int rep)
+{
+    const size_t es = dr_dtype_size(t);
+    const uint64_t pool = 1 + check_rand(rng) % 40;
+    for (size_t i = 0; i < n; ++i) {
+        const uint64_t r = check_rand(rng);
+        if ((t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32 || t == DR_FLOAT64) && r % 13 == 0)
+            put_special(t, buf, i, r >> 8);
+        else if (rep & 1) put(t, buf, i, (double)(r % pool) * 0.75 - 3.0, r);
+        else memcpy((char *)buf + i * es, &r, es);
+    }
+}
+
 static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint64_t *want, uint64_t *ka,
                         uint64_t *kb)
 {
@@ -257,17 +272,8 @@ static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uin
         for (size_t ti = 0; ti < NTYPES; ++ti) {
             const dr_dtype_t t = types[ti];
             const int bits = dr_key_bits(t);
-            const size_t es = dr_dtype_size(t);
             const size_t n = random_length(rng, rep);
-            /* few distinct values (rep odd: many share a prefix), specials for floats */
-            const uint64_t pool = 1 + check_rand(rng) % 40;
-            for (size_t i = 0; i < n; ++i) {
-                const uint64_t r = check_rand(rng);
-                if ((t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32 || t == DR_FLOAT64) && r % 13 == 0)
-                    put_special(t, buf, i, r >> 8);
-                else if (rep & 1) put(t, buf, i, (double)(r % pool) * 0.75 - 3.0, r);
-                else memcpy((char *)buf + i * es, &r, es);
-            }
+            fill_keys_data(rng, t, buf, n, rep);
             dr_count_pass_t p;
             memset(&p, 0, sizeof p);
             p.kind = DR_COUNT_DIGIT;
@@ -356,16 +362,8 @@ static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint
         for (size_t ti = 0; ti < NTYPES; ++ti) {
             const dr_dtype_t t = types[ti];
             const int bits = dr_key_bits(t);
-            const size_t es = dr_dtype_size(t);
             const size_t n = random_length(rng, rep);
-            const uint64_t pool = 1 + check_rand(rng) % 40;
-            for (size_t i = 0; i < n; ++i) {
-                const uint64_t r = check_rand(rng);
-                if ((t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32 || t == DR_FLOAT64) && r % 13 == 0)
-                    put_special(t, buf, i, r >> 8);
-                else if (rep & 1) put(t, buf, i, (double)(r % pool) * 0.75 - 3.0, r);
-                else memcpy((char *)buf + i * es, &r, es);
-            }
+            fill_keys_data(rng, t, buf, n, rep);
             const uint64_t top = ~0ull >> (64 - bits);
             /* 2K ends: keys of elements (or any key, or the largest), sorted; intervals [e0, e1], [e2, e3], ...
              * made disjoint by stepping past the one before */
