@@ -30,6 +30,7 @@
 #define DR_COUNT_COPIES_MAX_WORDS 8192 /* 4 copies of 64 KiB: in L2 */
 #define DR_COUNT_SPILL 16                /* a power of two */
 #define DR_KEEP_STAGE 2048               /* kept elements a thread gathers before it copies them (keep_block) */
+#define DR_RANGE_LINEAR_MAX 32 /* a RANGE pass of more intervals finds each key's by a binary search */
 
 typedef struct {
     void *buf;
@@ -294,6 +295,24 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
                     if (kn >= DR_KEEP_STAGE && !keep_block(keep, kb, &kn, sizeof(T))) return;                  \
                 }                                                                                              \
                 continue;                                                                                      \
+            } else if (range && groups <= DR_RANGE_LINEAR_MAX) {                                               \
+                /* More intervals: a key lies in interval j - 1 where j intervals start at or below it and fewer \
+                   than j end below it, else in gap j; both counts are sums over the ends, which vectorize     \
+                   across the block (a binary search per key branched at random). */                          \
+                uint32_t *nstart = (uint32_t *)slot, *nend = at;                                               \
+                for (size_t i = 0; i < m; ++i) nstart[i] = nend[i] = 0;                                        \
+                for (int g_ = 0; g_ < groups; ++g_) {                                                          \
+                    const KT lo_ = (KT)p->prefix[g_], hi_ = (KT)p->prefix[groups + g_];                        \
+                    for (size_t i = 0; i < m; ++i) {                                                           \
+                        nstart[i] += key[i] >= lo_;                                                            \
+                        nend[i] += key[i] > hi_;                                                               \
+                    }                                                                                          \
+                }                                                                                              \
+                for (size_t i = 0; i < m; ++i) {                                                               \
+                    const uint32_t j_ = nstart[i];                                                             \
+                    const int32_t s_ = j_ > nend[i] ? (int32_t)j_ - 1 : (int32_t)(groups + j_);                \
+                    slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : s_;                                   \
+                }                                                                                              \
             } else if (range) {                                                                                \
                 for (size_t i = 0; i < m; ++i)                                                                 \
                     slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot                                         \

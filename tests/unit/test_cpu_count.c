@@ -351,14 +351,14 @@ static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uin
         }
 }
 
-/* Pilot (RANGE) passes: K disjoint key intervals (K 1..4 take the block sums, more the binary search), made from
- * the data's own keys and from keys no element has; every count against a scan of the intervals, every kept element
- * against the model's, and a keep with too little room said so. */
+/* Pilot (RANGE) passes: K disjoint key intervals (K 1..4 take the block sums, up to 32 the sums over the ends, more
+ * the binary search), made from the data's own keys and from keys no element has; every count against a scan of the
+ * intervals, every kept element against the model's, and a keep with too little room said so. */
 static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint64_t *want, uint64_t *ka,
                        uint64_t *kb)
 {
-    static const int ks[] = {1, 2, 3, 4, 5, 9};
-    for (int rep = 0; rep < 36; ++rep)
+    static const int ks[] = {1, 2, 3, 4, 5, 9, 32, 40};
+    for (int rep = 0; rep < 40; ++rep)
         for (size_t ti = 0; ti < NTYPES; ++ti) {
             const dr_dtype_t t = types[ti];
             const int bits = dr_key_bits(t);
@@ -367,8 +367,8 @@ static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint
             const uint64_t top = ~0ull >> (64 - bits);
             /* 2K ends: keys of elements (or any key, or the largest), sorted; intervals [e0, e1], [e2, e3], ...
              * made disjoint by stepping past the one before */
-            const int k = ks[rep % 6];
-            uint64_t e[18];
+            const int k = ks[rep % 8];
+            uint64_t e[80];
             for (int j = 0; j < 2 * k; ++j) {
                 const uint64_t r = check_rand(rng);
                 e[j] = n && r % 3 ? elem_key(t, buf, r % n) : r % 7 == 0 ? top : r & top;
@@ -379,7 +379,7 @@ static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint
             memset(&p, 0, sizeof p);
             p.kind = DR_COUNT_RANGE;
             p.dtype = t;
-            uint64_t lo[9], hi[9];
+            uint64_t lo[40], hi[40];
             for (int j = 0; j < k; ++j) {
                 uint64_t a = e[2 * j], z = e[2 * j + 1];
                 if (kk > 0) { /* a gap of at least one key after the interval before */
