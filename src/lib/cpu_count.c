@@ -30,7 +30,7 @@
 #define DR_COUNT_COPIES_MAX_WORDS 8192 /* 4 copies of 64 KiB: in L2 */
 #define DR_COUNT_SPILL 16                /* a power of two */
 #define DR_KEEP_STAGE 2048               /* kept elements a thread gathers before it copies them (keep_block) */
-#define DR_RANGE_LINEAR_MAX 32 /* a RANGE pass of more intervals finds each key's by a binary search */
+#define DR_RANGE_LINEAR_MAX 32 /* a RANGE pass of more intervals, or a digit pass of more groups, binary-searches */
 
 typedef struct {
     void *buf;
@@ -331,6 +331,24 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
                     s = top == q2 ? (2 << width) | d : s;                                                      \
                     s = top == q1 ? (1 << width) | d : s;                                                      \
                     s = top == q0 ? d : s;                                                                     \
+                    slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : s;                                    \
+                }                                                                                              \
+            } else if (groups <= DR_RANGE_LINEAR_MAX) {                                                        \
+                /* More groups: a key's group is the number of prefixes below its top bits, where one equals   \
+                   them; sums over the prefixes, which vectorize across the block (as the RANGE pass above). */ \
+                uint32_t *nbelow = (uint32_t *)slot, *nequal = at;                                             \
+                for (size_t i = 0; i < m; ++i) nbelow[i] = nequal[i] = 0;                                      \
+                for (int g_ = 0; g_ < groups; ++g_) {                                                          \
+                    const KT pf_ = (KT)p->prefix[g_];                                                          \
+                    for (size_t i = 0; i < m; ++i) {                                                           \
+                        const KT top = key[i] >> (shift + width);                                              \
+                        nbelow[i] += top > pf_;                                                                \
+                        nequal[i] += top == pf_;                                                               \
+                    }                                                                                          \
+                }                                                                                              \
+                for (size_t i = 0; i < m; ++i) {                                                               \
+                    const int32_t d = (int32_t)((key[i] >> shift) & mask);                                     \
+                    const int32_t s = nequal[i] ? (int32_t)(nbelow[i] << width) | d : out_slot;                \
                     slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : s;                                    \
                 }                                                                                              \
             } else {                                                                                           \

@@ -268,7 +268,7 @@ static void fill_keys_data(uint64_t *rng, dr_dtype_t t, void *buf, size_t n, int
 static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint64_t *want, uint64_t *ka,
                         uint64_t *kb)
 {
-    for (int rep = 0; rep < 48; ++rep)
+    for (int rep = 0; rep < 60; ++rep)
         for (size_t ti = 0; ti < NTYPES; ++ti) {
             const dr_dtype_t t = types[ti];
             const int bits = dr_key_bits(t);
@@ -284,10 +284,11 @@ static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uin
             p.width = dr_select_width(bits, pass);
             p.shift = bits - resolved - p.width;
             p.resolved = resolved;
-            static const int group_choices[] = {1, 3, 7};
-            p.groups = resolved ? group_choices[rep % 3] : 1;
+            /* 1..4 groups take the branch-free compares, up to 32 the sums over the prefixes, more a binary search */
+            static const int group_choices[] = {1, 3, 7, 32, 40};
+            p.groups = resolved ? group_choices[rep % 5] : 1;
             if (resolved) { /* prefixes of elements of the data (and one of none), ascending and distinct */
-                uint64_t pre[8];
+                uint64_t pre[40];
                 int g = 0;
                 for (int tries = 0; g < p.groups && tries < 100; ++tries) {
                     const uint64_t k = tries == 0 ? ((1ull << resolved) - 1) >> 1
@@ -458,7 +459,7 @@ int main(void)
     static uint64_t buf[MAXN], keep[MAXN], ka[MAXN], kb[MAXN];
     static float ef[65537];
     static double ed[65537];
-    static uint64_t got[65536 + 3], want[65536 + 3];
+    static uint64_t got[(40 << DR_SELECT_DIGIT_MAX) + 3], want[(40 << DR_SELECT_DIGIT_MAX) + 3];
     test_hist(&rng, buf, ef, ed, got, want);
     test_f16_exact_all((uint16_t *)buf, ef, ed, got, want);
     test_digits(&rng, buf, keep, got, want, ka, kb);
