@@ -307,18 +307,33 @@ DR_HD uint64_t dr_count_words(const dr_count_pass_t *p)
     return p->kind == DR_COUNT_HIST ? (uint64_t)p->hist.bins + 3 : ((uint64_t)p->groups << p->width) + 1;
 }
 
-/* A key's slot in a RANGE pass (the caller counts NaN apart): its interval's, or its gap's. */
+/* Up to this many intervals (RANGE) or groups (DIGIT), a key's is found by sums over all their ends, which read
+ * every end in the same order for every key: a GPU warp's lanes read the same one at once (a constant-cache
+ * broadcast, where a binary search's lanes read different ones, one at a time), and a CPU block's compares
+ * vectorize (src/lib/cpu_count.c). Past it, a binary search. */
+#define DR_COUNT_SCAN_MAX 32
+
+/* A key's slot in a RANGE pass (the caller counts NaN apart): its interval's, or its gap's. With j intervals
+ * starting at or below the key and e ending below it, the key is in interval j - 1 where e < j, else in gap j. */
 DR_HD uint32_t dr_count_range_slot(const dr_count_pass_t *p, uint64_t key)
 {
     const int k = p->groups;
-    int j = 0; /* the intervals starting at or below the key: a binary search over the ascending starts */
-    int hi = k;
+    uint32_t j = 0;
+    if (k <= DR_COUNT_SCAN_MAX) {
+        uint32_t e = 0;
+        for (int g = 0; g < k; ++g) {
+            j += p->prefix[g] <= key;
+            e += p->prefix[k + g] < key;
+        }
+        return e < j ? j - 1 : (uint32_t)k + j;
+    }
+    uint32_t hi = (uint32_t)k; /* a binary search over the ascending starts */
     while (j < hi) {
-        const int mid = (j + hi) >> 1;
+        const uint32_t mid = (j + hi) >> 1;
         if (p->prefix[mid] <= key) j = mid + 1;
         else hi = mid;
     }
-    return j > 0 && key <= p->prefix[k + j - 1] ? (uint32_t)(j - 1) : (uint32_t)(k + j);
+    return j > 0 && key <= p->prefix[k + j - 1] ? j - 1 : (uint32_t)k + j;
 }
 
 /* The group of a key in a digit pass (-1: not in play), and its digit. */
@@ -326,10 +341,13 @@ DR_HD int dr_count_group(const dr_count_pass_t *p, uint64_t key)
 {
     if (p->resolved == 0) return 0;
     const uint64_t top = key >> (p->shift + p->width); /* shift + width < 64 once a digit is resolved */
-    if (p->groups <= 4) {
-        for (int g = 0; g < p->groups; ++g)
-            if (top == p->prefix[g]) return g;
-        return -1;
+    if (p->groups <= DR_COUNT_SCAN_MAX) { /* the prefixes below the key's, and whether one equals it */
+        int below = 0, equal = 0;
+        for (int g = 0; g < p->groups; ++g) {
+            below += p->prefix[g] < top;
+            equal |= p->prefix[g] == top;
+        }
+        return equal ? below : -1;
     }
     int lo = 0, hi = p->groups - 1; /* prefixes ascending: a binary search */
     while (lo < hi) {

@@ -30,7 +30,6 @@
 #define DR_COUNT_COPIES_MAX_WORDS 8192 /* 4 copies of 64 KiB: in L2 */
 #define DR_COUNT_SPILL 16                /* a power of two */
 #define DR_KEEP_STAGE 2048               /* kept elements a thread gathers before it copies them (keep_block) */
-#define DR_RANGE_LINEAR_MAX 32 /* a RANGE pass of more intervals, or a digit pass of more groups, binary-searches */
 
 typedef struct {
     void *buf;
@@ -236,7 +235,7 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
         const T *x0 = (const T *)in;                                                                           \
         const KT nan_key = (KT)~(KT)0 >> (8 * sizeof(KT) - bits);                                              \
         const int32_t nan_slot = (int32_t)nan_at, out_slot = (int32_t)nan_at + 1;                              \
-        const int32_t play_end = range ? (int32_t)groups : nan_slot; /* kept: slots below */                  \
+        const int32_t play_end = range ? (int32_t)groups : nan_slot; /* kept: slots below */                   \
         const KT q0 = (KT)pfx0, q1 = (KT)pfx1, q2 = (KT)pfx2, q3 = (KT)pfx3;                                   \
         const uint32_t spill = (uint32_t)(out_slot * copies); /* the out-of-play words */                      \
         KT key[DR_COUNT_BLOCK];                                                                                \
@@ -283,7 +282,7 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
                 }                                                                                              \
                 c[(size_t)(2 * groups) * copies] += below_;                                                    \
                 c[(size_t)nan_slot * copies] += nn;                                                            \
-                if (keep) { /* few kept (2% for a median): eight flags a word, the set ones by their bits */  \
+                if (keep) { /* few kept (2% for a median): eight flags a word, the set ones by their bits */   \
                     size_t i = 0;                                                                              \
                     for (; i + 8 <= m; i += 8) {                                                               \
                         uint64_t w_;                                                                           \
@@ -295,10 +294,9 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
                     if (kn >= DR_KEEP_STAGE && !keep_block(keep, kb, &kn, sizeof(T))) return;                  \
                 }                                                                                              \
                 continue;                                                                                      \
-            } else if (range && groups <= DR_RANGE_LINEAR_MAX) {                                               \
-                /* More intervals: a key lies in interval j - 1 where j intervals start at or below it and fewer \
-                   than j end below it, else in gap j; both counts are sums over the ends, which vectorize     \
-                   across the block (a binary search per key branched at random). */                          \
+            } else if (range && groups <= DR_COUNT_SCAN_MAX) {                                                 \
+                /* More intervals: sums over their ends (dr_count_range_slot's rule), which vectorize          \
+                   across the block, where a binary search a key branched at random. */                        \
                 uint32_t *nstart = (uint32_t *)slot, *nend = at;                                               \
                 for (size_t i = 0; i < m; ++i) nstart[i] = nend[i] = 0;                                        \
                 for (int g_ = 0; g_ < groups; ++g_) {                                                          \
@@ -333,9 +331,8 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
                     s = top == q0 ? d : s;                                                                     \
                     slot[i] = IS_FLOAT && key[i] == nan_key ? nan_slot : s;                                    \
                 }                                                                                              \
-            } else if (groups <= DR_RANGE_LINEAR_MAX) {                                                        \
-                /* More groups: a key's group is the number of prefixes below its top bits, where one equals   \
-                   them; sums over the prefixes, which vectorize across the block (as the RANGE pass above). */ \
+            } else if (groups <= DR_COUNT_SCAN_MAX) {                                                          \
+                /* More groups: sums over their prefixes (dr_count_group's rule), vectorized as above. */      \
                 uint32_t *nbelow = (uint32_t *)slot, *nequal = at;                                             \
                 for (size_t i = 0; i < m; ++i) nbelow[i] = nequal[i] = 0;                                      \
                 for (int g_ = 0; g_ < groups; ++g_) {                                                          \

@@ -305,18 +305,23 @@ static void test_digits(uint64_t *rng, void *buf, void *keep, uint64_t *got, uin
             const uint64_t nan_key = ~0ull >> (64 - bits);
             const size_t words = (size_t)dr_count_words(&p);
             memset(want, 0, words * sizeof *want);
-            size_t in_play = 0;
+            size_t in_play = 0, group_differs = 0;
             for (size_t i = 0; i < n; ++i) {
                 const uint64_t k = elem_key(t, buf, i);
                 if (is_float && k == nan_key) {
                     ++want[words - 1];
                     continue;
                 }
-                const int g = dr_count_group(&p, k);
+                int g = p.resolved ? -1 : 0; /* by a scan of the prefixes; the GPU's rule must agree */
+                for (int j = 0; j < p.groups && p.resolved; ++j)
+                    if (k >> (p.shift + p.width) == p.prefix[j]) g = j;
+                group_differs += dr_count_group(&p, k) != g;
                 if (g < 0) continue;
                 ++want[((uint64_t)g << p.width) | dr_count_digit(&p, k)];
                 ka[in_play++] = k;
             }
+            CHECK(group_differs == 0, "dr_count_group differs from a scan of the %d prefixes for %zu of %zu keys",
+                  p.groups, group_differs, n);
             qsort(ka, in_play, sizeof ka[0], cmp_key);
             for (int threads = 1; threads <= 3; ++threads)
                 for (int keeping = 0; keeping < 2; ++keeping) {
@@ -401,7 +406,7 @@ static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint
             const int is_float = t == DR_FLOAT16 || t == DR_BFLOAT16 || t == DR_FLOAT32 || t == DR_FLOAT64;
             const size_t words = (size_t)dr_count_words(&p);
             memset(want, 0, words * sizeof *want);
-            size_t in_play = 0;
+            size_t in_play = 0, slot_differs = 0;
             for (size_t i = 0; i < n; ++i) {
                 const uint64_t key = elem_key(t, buf, i);
                 if (is_float && key == top) {
@@ -413,6 +418,8 @@ static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint
                     if (key >= lo[j] && key <= hi[j]) slot = -1 - j;
                     else if (key > hi[j]) ++slot;
                 }
+                /* the GPU's rule (dr_count_range_slot) must agree with the scan */
+                slot_differs += dr_count_range_slot(&p, key) != (uint32_t)(slot < 0 ? -1 - slot : slot);
                 if (slot < 0) {
                     ++want[-1 - slot];
                     ka[in_play++] = key;
@@ -420,6 +427,8 @@ static void test_range(uint64_t *rng, void *buf, void *keep, uint64_t *got, uint
                     ++want[slot];
                 }
             }
+            CHECK(slot_differs == 0, "dr_count_range_slot differs from a scan of the %d intervals for %zu of %zu keys",
+                  kk, slot_differs, n);
             qsort(ka, in_play, sizeof ka[0], cmp_key);
             for (int threads = 1; threads <= 3; threads += 2)
                 for (int keeping = 0; keeping < 2; ++keeping) {
