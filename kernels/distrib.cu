@@ -282,14 +282,16 @@ constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 // one block), the counting pass ran at a quarter of the warps and read at 57-59% of the read bandwidth, float32 at
 // 2^28 on an H100 (Nsight Compute: issue slots half idle, warps waiting on the estimate's dependent arithmetic);
 // bounded, 83-87% for up to 256 bins (three blocks, 42 registers: no faster). The digit passes need fewer registers
-// (48-64: two blocks already) and measured no faster bounded to two; theirs asks for one. Both kinds thus run blocks
-// of at most 512 threads (grid_of halves a larger request).
+// (48-64: two blocks already) and measured no faster bounded to two; theirs asks for one. The pilot's RANGE pass,
+// the one full read of a quantile that takes the pilot, is bounded to two as histograms are: its intervals found by
+// sums over their ends (dr_count_range_slot) took it to 69-70 registers unbounded, and 64 fit without spills. Every
+// kind thus runs blocks of at most 512 threads (grid_of halves a larger request).
 template <bool B> struct flag_t {
     static constexpr bool value = B;
 };
 
 template <dr_dtype_t DT, dr_count_kind_t K, bool Smem>
-__global__ void __launch_bounds__(512, K == DR_COUNT_HIST ? 2 : 1)
+__global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in, uint64_t n,
                  unsigned long long *__restrict__ gcounts, uint32_t words, void *__restrict__ out,
                  unsigned long long *__restrict__ out_pos, unsigned long long out_cap)

@@ -307,10 +307,12 @@ DR_HD uint64_t dr_count_words(const dr_count_pass_t *p)
     return p->kind == DR_COUNT_HIST ? (uint64_t)p->hist.bins + 3 : ((uint64_t)p->groups << p->width) + 1;
 }
 
-/* Up to this many intervals (RANGE) or groups (DIGIT), a key's is found by sums over all their ends, which read
- * every end in the same order for every key: a GPU warp's lanes read the same one at once (a constant-cache
- * broadcast, where a binary search's lanes read different ones, one at a time), and a CPU block's compares
- * vectorize (src/lib/cpu_count.c). Past it, a binary search. */
+/* Up to this many intervals of a RANGE pass, a key's is found by sums over all their ends, which read every end in
+ * the same order for every key: a GPU warp's lanes read the same one at once (a constant-cache broadcast, where a
+ * binary search's lanes read different ones, one at a time), and a CPU block's compares vectorize
+ * (src/lib/cpu_count.c, which finds a digit pass's group among up to this many prefixes the same way). Past it, a
+ * binary search. A GPU digit pass keeps dr_count_group's search: the sums took its kernel from 52-56 registers to
+ * 67-74 (one block a multiprocessor, where it had two). */
 #define DR_COUNT_SCAN_MAX 32
 
 /* A key's slot in a RANGE pass (the caller counts NaN apart): its interval's, or its gap's. With j intervals
@@ -341,13 +343,10 @@ DR_HD int dr_count_group(const dr_count_pass_t *p, uint64_t key)
 {
     if (p->resolved == 0) return 0;
     const uint64_t top = key >> (p->shift + p->width); /* shift + width < 64 once a digit is resolved */
-    if (p->groups <= DR_COUNT_SCAN_MAX) { /* the prefixes below the key's, and whether one equals it */
-        int below = 0, equal = 0;
-        for (int g = 0; g < p->groups; ++g) {
-            below += p->prefix[g] < top;
-            equal |= p->prefix[g] == top;
-        }
-        return equal ? below : -1;
+    if (p->groups <= 4) {
+        for (int g = 0; g < p->groups; ++g)
+            if (top == p->prefix[g]) return g;
+        return -1;
     }
     int lo = 0, hi = p->groups - 1; /* prefixes ascending: a binary search */
     while (lo < hi) {
