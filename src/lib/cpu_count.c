@@ -220,6 +220,21 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
     return set;
 }
 
+/* A pilot pass's block of m keys against its first G (1..4) intervals, inside DIGIT_PASS: interval g holds k where
+ * k - lo_g wraps to at most its span; in_g counts those, ab_g the keys past its end, nn NaN; kf[i] flags the keys
+ * to keep. G a constant, so that the compares of intervals not there are not made. */
+#define RANGE_COUNT(G, IS_FLOAT)                                                                               \
+    for (size_t i = 0; i < m; ++i) {                                                                           \
+        const KT k_ = key[i];                                                                                  \
+        const uint32_t i0 = (KT)(k_ - lo0) <= sp0, i1 = (G) > 1 && (KT)(k_ - lo1) <= sp1,                      \
+                       i2 = (G) > 2 && (KT)(k_ - lo2) <= sp2, i3 = (G) > 3 && (KT)(k_ - lo3) <= sp3;           \
+        const uint32_t isnan_ = IS_FLOAT && k_ == nan_key;                                                     \
+        in0 += i0, in1 += i1, in2 += i2, in3 += i3;                                                            \
+        ab0 += k_ > hi0, ab1 += (G) > 1 && k_ > hi1, ab2 += (G) > 2 && k_ > hi2, ab3 += (G) > 3 && k_ > hi3;   \
+        nn += isnan_;                                                                                          \
+        kf[i] = (uint8_t)((i0 | i1 | i2 | i3) & !isnan_);                                                      \
+    }
+
 /* One digit pass over in[b..e) of element type T, keys of type KT (uint32_t for elements of up to 32 bits). Per
  * block: the keys (MAKE_KEYS), then each key's count slot ((group << width) | digit; NaN, a float's largest key,
  * the last word; an element in no group the word past it, counted and thrown away), branch-free for up to 4 groups,
@@ -258,15 +273,11 @@ static size_t slot_mask(const int32_t *slot, size_t m, int32_t skip, uint64_t *b
                 const KT hi0 = (KT)rhi[0], hi1 = (KT)rhi[1], hi2 = (KT)rhi[2], hi3 = (KT)rhi[3];               \
                 uint32_t in0 = 0, in1 = 0, in2 = 0, in3 = 0, ab0 = 0, ab1 = 0, ab2 = 0, ab3 = 0, nn = 0;       \
                 uint8_t kf[DR_COUNT_BLOCK];                                                                    \
-                for (size_t i = 0; i < m; ++i) {                                                               \
-                    const KT k_ = key[i];                                                                      \
-                    const uint32_t i0 = (KT)(k_ - lo0) <= sp0, i1 = rv1 & ((KT)(k_ - lo1) <= sp1),             \
-                                   i2 = rv2 & ((KT)(k_ - lo2) <= sp2), i3 = rv3 & ((KT)(k_ - lo3) <= sp3);     \
-                    const uint32_t isnan_ = IS_FLOAT && k_ == nan_key;                                         \
-                    in0 += i0, in1 += i1, in2 += i2, in3 += i3;                                                \
-                    ab0 += k_ > hi0, ab1 += k_ > hi1, ab2 += k_ > hi2, ab3 += k_ > hi3;                        \
-                    nn += isnan_;                                                                              \
-                    kf[i] = (uint8_t)((i0 | i1 | i2 | i3) & !isnan_);                                          \
+                switch (groups) { /* the intervals there are, a loop each: a median's 1 takes a quarter */     \
+                case 1: RANGE_COUNT(1, IS_FLOAT); break;                                                       \
+                case 2: RANGE_COUNT(2, IS_FLOAT); break;                                                       \
+                case 3: RANGE_COUNT(3, IS_FLOAT); break;                                                       \
+                default: RANGE_COUNT(4, IS_FLOAT); break;                                                      \
                 }                                                                                              \
                 uint32_t in_[4] = {in0, in1, in2, in3}, ab_[4] = {ab0, ab1, ab2, ab3};                         \
                 for (int g_ = 0; g_ < groups; ++g_) {                                                          \
@@ -406,15 +417,13 @@ static void count_digits(const dr_count_pass_t *p, const void *in, size_t b, siz
     const uint64_t none = ~0ull;
     const uint64_t pfx0 = groups > 0 ? p->prefix[0] : none, pfx1 = groups > 1 ? p->prefix[1] : none,
                    pfx2 = groups > 2 ? p->prefix[2] : none, pfx3 = groups > 3 ? p->prefix[3] : none;
-    /* A pilot pass (RANGE) of up to 4 intervals, branch-free: each interval's ends, and whether intervals 1..3 are
-     * there (rv1..rv3; interval 0 always is). */
+    /* A pilot pass (RANGE) of up to 4 intervals, branch-free (RANGE_COUNT): each interval's ends. */
     const int range = p->kind == DR_COUNT_RANGE;
     uint64_t rlo[4] = {0, 0, 0, 0}, rhi[4] = {0, 0, 0, 0};
     for (int g = 0; range && g < groups && g < 4; ++g) {
         rlo[g] = p->prefix[g];
         rhi[g] = p->prefix[groups + g];
     }
-    const int32_t rv1 = groups > 1, rv2 = groups > 2, rv3 = groups > 3;
     switch ((dr_dtype_t)p->dtype) {
     case DR_INT8: { typedef uint32_t KT; DIGIT_PASS(int8_t, KT, KEY_INT(uint8_t, 0x80u), 0); } break;
     case DR_UINT8: { typedef uint32_t KT; DIGIT_PASS(uint8_t, KT, KEY_INT(uint8_t, 0), 0); } break;
