@@ -533,6 +533,18 @@ static dr_status_t local_pass(dreduce_context_t *ctx, const source_t *src, const
     return DR_OK;
 }
 
+/* This rank's counts of a pass over src alone, no combine, into c (dr_count_words(pass) of them, host memory). */
+static dr_status_t local_counts(dreduce_context_t *ctx, const source_t *src, const dr_count_pass_t *pass,
+                                uint64_t *c)
+{
+    const size_t words = (size_t)dr_count_words(pass);
+    DR_CHECK(ensure_counts(ctx, words + HEAD_WORDS));
+    DR_CHECK(local_pass(ctx, src, pass, NULL, words, NULL, 0));
+    if (ctx->is_gpu) DR_CUDA_CHECK(cudaMemcpy(c, ctx->dist.d_counts, words * sizeof *c, cudaMemcpyDeviceToHost));
+    else memcpy(c, ctx->dist.counts[0], words * sizeof *c);
+    return DR_OK;
+}
+
 /* ---- A pass: local counts, then their combine ----------------------------------------------------------------- */
 
 typedef struct {
@@ -1299,27 +1311,15 @@ static dr_status_t quantile_pilot(dreduce_context_t *ctx, const source_t *src, s
     /* The room this rank makes: twice its own sample's elements in the intervals, as a share of its part (ties and
      * a part that holds more of the brackets than the others, as data split by value over the ranks, counted), and
      * 65536 more; a rank whose bracketed elements still do not fit falls back (and so every rank). */
-    uint64_t in_sample = 0;
-    if (sample.count > 0 && local == DR_OK) {
-        uint64_t *c = calloc(dr_count_words(&rp), sizeof *c);
-        if (c && ctx->is_gpu) {
-            b->kept = 0;
-            if (cudaMemsetAsync(b->d_counts, 0, dr_count_words(&rp) * sizeof(uint64_t), ctx->gpu.stream) !=
-                    cudaSuccess ||
-                dr_gpu_count_pass(&rp, NULL, sample.buf, sample.count, b->d_counts, ctx->cfg.block, ctx->gpu.device,
-                                  ctx->gpu.stream, NULL, NULL, 0) != cudaSuccess ||
-                cudaMemcpy(c, b->d_counts, dr_count_words(&rp) * sizeof(uint64_t), cudaMemcpyDeviceToHost) !=
-                    cudaSuccess) {
-                (void)cudaGetLastError();
-                memset(c, 0, dr_count_words(&rp) * sizeof *c);
-                c[0] = sample.count; /* unknown: room for the whole part */
-            }
-        } else if (c) {
-            (void)dr_cpu_count_on(&rp, NULL, sample.buf, (size_t)sample.count, ctx->threads, &ctx->workers, c);
+    uint64_t in_sample = sample.count; /* unknown (no sample, or its count failed): room for the whole part */
+    if (sample.count > 0) { /* a sample only where its gather succeeded */
+        uint64_t c[2 * DREDUCE_MAX_Q + 2];
+        if (local_counts(ctx, &sample, &rp, c) == DR_OK) {
+            in_sample = 0;
+            for (int i = 0; i < k; ++i) in_sample += c[i];
+        } else if (ctx->is_gpu) {
+            (void)cudaGetLastError(); /* this rank's alone: it makes room for its whole part instead */
         }
-        for (int i = 0; c && i < k; ++i) in_sample += c[i];
-        if (!c) in_sample = sample.count;
-        free(c);
     }
     const double share = (2.0 * (double)in_sample + 16.0) / (double)(sample.count ? sample.count : 1);
     uint64_t cap = share >= 1.0 ? src->count : (uint64_t)(share * (double)src->count) + 65536;
