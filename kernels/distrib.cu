@@ -10,6 +10,8 @@
 // many for shared memory (large histograms) go to global memory directly, a thread's run of equal slots at a time.
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 #include "count.h"
 #include "distrib.h"
 
@@ -134,12 +136,56 @@ __device__ __forceinline__ uint32_t hist_exact(const dr_count_pass_t &p, const v
     return b >= 0 ? (uint32_t)b : p.hist.bins + (uint32_t)(-b - 1);
 }
 
+// A RANGE pass of at most kRangeRegs intervals (a median's one, three quantiles' three) holds the intervals' ends in
+// registers, as keys of the element's width, and finds an element's slot by dr_count_range_slot's sums over them:
+// that function reads the ends from the kernel's parameters (the constant bank) for every element, 64-bit compares
+// even for 32-bit keys. Places past the pass's intervals hold an empty interval [top, top - 1] at the top of the
+// keys: it counts as started and as ended for the greatest key alone, so it leaves every other key's sums as they
+// were, and the greatest key's slot is put right by the clamps (an interval holding it is the last, k - 1; a gap
+// above every interval is gap k, slot 2k; a float's greatest key is NaN's). Past kRangeRegs intervals,
+// dr_count_range_slot itself.
+constexpr int kRangeRegs = 4;
+
+template <dr_dtype_t DT, bool Few> struct range_regs_t {
+    static constexpr bool kFew = false;
+    __device__ explicit range_regs_t(const dr_count_pass_t &) {}
+};
+template <dr_dtype_t DT> struct range_regs_t<DT, true> {
+    static constexpr bool kFew = true;
+    using Key = typename std::conditional<(sizeof(typename elem<DT>::T) <= 4), uint32_t, uint64_t>::type;
+    Key lo[kRangeRegs], hi[kRangeRegs];
+    uint32_t k;
+    __device__ explicit range_regs_t(const dr_count_pass_t &p) : k((uint32_t)p.groups)
+    {
+        constexpr Key top = ~(Key)0;
+#pragma unroll
+        for (int g = 0; g < kRangeRegs; ++g) {
+            lo[g] = g < p.groups ? (Key)p.prefix[g] : top;
+            hi[g] = g < p.groups ? (Key)p.prefix[p.groups + g] : top - 1;
+        }
+    }
+    __device__ __forceinline__ uint32_t slot(uint64_t key64) const
+    {
+        const Key key = (Key)key64; // the element's width: no bits above it
+        uint32_t j = 0, e = 0;
+#pragma unroll
+        for (int g = 0; g < kRangeRegs; ++g) {
+            j += lo[g] <= key;
+            e += hi[g] < key;
+        }
+        // A float's greatest key is NaN's, whose slot the caller sets: no clamps.
+        constexpr bool kTopIsNan = DT == DR_FLOAT16 || DT == DR_BFLOAT16 || DT == DR_FLOAT32 || DT == DR_FLOAT64;
+        if constexpr (kTopIsNan) return e < j ? j - 1 : k + j;
+        else return e < j ? min(j - 1, k - 1) : min(k + j, 2 * k);
+    }
+};
+
 // The slots of a thread's elements of one vector. A histogram takes the fast estimate of all of them first and
 // looks at the edges only for those it does not settle (one branch a vector, not one an element, which measured
 // the pass's cost in branch and reconvergence instructions).
-template <dr_dtype_t DT, dr_count_kind_t K, int N>
-__device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
-                                         const typename elem<DT>::T (&x)[N], uint32_t (&slot)[N])
+template <dr_dtype_t DT, dr_count_kind_t K, typename RR, int N>
+__device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fast_t &hf, const RR &rr,
+                                         const void *edges, const typename elem<DT>::T (&x)[N], uint32_t (&slot)[N])
 {
     if constexpr (K == DR_COUNT_HIST) {
         uint32_t slow = 0;
@@ -158,7 +204,10 @@ __device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fa
         for (int j = 0; j < N; ++j) {
             bool nan;
             const uint64_t k = key_of<DT>(x[j], &nan);
-            slot[j] = nan ? 2u * (uint32_t)p.groups + 1u : dr_count_range_slot(&p, k);
+            uint32_t r;
+            if constexpr (RR::kFew) r = rr.slot(k);
+            else r = dr_count_range_slot(&p, k);
+            slot[j] = nan ? 2u * (uint32_t)p.groups + 1u : r;
         }
     } else {
 #pragma unroll
@@ -207,12 +256,20 @@ template <> struct counter_t<false> {
     }
 };
 
+constexpr int kVecs = 4; // 16-byte vectors in flight per thread
+
 // A digit pass that also keeps the elements in play, so the later passes read those alone. A warp reserves room
-// kKeepChunk elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
+// kKeepChunk<T> elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
 // counter), fills it in order, and pads what is left of its last chunk with `pad`, an element no later pass has in
 // play (a NaN for floats; for integers one whose higher digits match no group). The count kept is thus the
-// elements in play plus at most kKeepChunk per warp (dr_gpu_count_keep_slack).
-constexpr uint32_t kKeepChunk = 256;
+// elements in play plus at most kKeepChunk<T> per warp (dr_gpu_count_keep_slack). A lane offers its elements
+// kKeepN<T> at a time (a unit: a whole step of the 4- and 8-byte types, 8 elements of the smaller) and a chunk is a
+// warp's unit, so a unit's kept elements fill at most one chunk more, placed by one scan of the lanes' counts. A
+// pilot pass keeps a unit at a time: a scan for every group of four elements, where the pilot's 2% of the data is
+// in play (nearly every warp's group holds one), held its pass to 38% of the read bandwidth (int32 median, 2^28,
+// H100, Nsight Compute); with a scan a step and the intervals in registers (range_regs_t), 47%.
+template <typename T> constexpr int kKeepN = sizeof(T) >= 4 ? kVecs * (16 / sizeof(T)) : 8;
+template <typename T> constexpr uint32_t kKeepChunk = 32 * kKeepN<T>;
 
 template <typename T> struct keeper_t {
     T *out;
@@ -220,15 +277,15 @@ template <typename T> struct keeper_t {
     unsigned long long cap; // elements out holds: a chunk past it is not written (*pos tells the host it ran over)
     T pad;
     unsigned long long base = 0;
-    uint32_t used = kKeepChunk; // no chunk yet: the first lanes "finish" an empty one of no elements
+    static constexpr uint32_t kChunk = kKeepChunk<T>;
+    uint32_t used = kChunk; // no chunk yet: the first lanes "finish" an empty one of no elements
     bool fits = true;           // the current chunk lies within cap
 
     // Whole warps only (every lane calls it, in step): the lane's elements e[j] whose bit j of `mask` is set. Their
-    // places come from a scan of the lanes' counts, one scan a group of elements rather than a ballot and two
-    // population counts an element.
+    // places come from a scan of the lanes' counts.
     template <int N> __device__ __forceinline__ void warp_keep(uint32_t mask, const T (&e)[N])
     {
-        static_assert(32 * N <= kKeepChunk, "a group's elements fill at most one chunk more");
+        static_assert(32 * N <= kChunk, "a step's elements fill at most one chunk more");
         const uint32_t lane = threadIdx.x & 31, cnt = __popc(mask);
         uint32_t incl = cnt;
 #pragma unroll
@@ -237,26 +294,29 @@ template <typename T> struct keeper_t {
             if (lane >= (uint32_t)o) incl += y;
         }
         const uint32_t total = __shfl_sync(0xffffffffu, incl, 31);
-        // The chunk fills up: the lanes past its end go to the next one (total <= 32 N <= kKeepChunk: one at most).
+        // The chunk fills up: the lanes past its end go to the next one (total <= 32 N <= kChunk: one at most).
         unsigned long long next = 0;
-        const bool spill = used + total > kKeepChunk;
+        const bool spill = used + total > kChunk;
         if (spill) {
-            if (lane == 0) next = atomicAdd(pos, (unsigned long long)kKeepChunk);
+            if (lane == 0) next = atomicAdd(pos, (unsigned long long)kChunk);
             next = __shfl_sync(0xffffffffu, next, 0);
         }
-        const bool next_fits = next + kKeepChunk <= cap;
+        const bool next_fits = next + kChunk <= cap;
+        // Place `at` of this chunk and the next as one index: this chunk's at base + at, the next's at next + (at -
+        // kChunk). Nothing is written to a chunk past cap.
+        const unsigned long long to_next = next - kChunk;
         uint32_t at = used + incl - cnt;
 #pragma unroll
         for (int j = 0; j < N; ++j)
             if (mask >> j & 1u) {
-                const bool in_this = at < kKeepChunk;
-                if (in_this ? fits : next_fits) out[in_this ? base + at : next + (at - kKeepChunk)] = e[j];
+                const bool in_this = at < kChunk;
+                if (in_this ? fits : next_fits) out[(in_this ? base : to_next) + at] = e[j];
                 ++at;
             }
         if (spill) {
             base = next;
             fits = next_fits;
-            used = used + total - kKeepChunk;
+            used = used + total - kChunk;
         } else {
             used += total;
         }
@@ -264,8 +324,8 @@ template <typename T> struct keeper_t {
     __device__ __forceinline__ void warp_finish()
     {
         const uint32_t lane = threadIdx.x & 31;
-        if (used < kKeepChunk && fits)
-            for (uint32_t k = used + lane; k < kKeepChunk; k += 32) out[base + k] = pad;
+        if (used < kChunk && fits)
+            for (uint32_t k = used + lane; k < kChunk; k += 32) out[base + k] = pad;
     }
     // One thread alone (the scalar head and tail).
     __device__ __forceinline__ void one_keep(bool in_play, T x)
@@ -275,8 +335,6 @@ template <typename T> struct keeper_t {
         if (at < cap) out[at] = x;
     }
 };
-
-constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 
 // Histograms: two 512-thread blocks a multiprocessor, so at most 64 registers. Left to the compiler (66-72 registers,
 // one block), the counting pass ran at a quarter of the warps and read at 57-59% of the read bandwidth, float32 at
@@ -290,7 +348,7 @@ template <bool B> struct flag_t {
     static constexpr bool value = B;
 };
 
-template <dr_dtype_t DT, dr_count_kind_t K, bool Smem>
+template <dr_dtype_t DT, dr_count_kind_t K, bool Smem, bool Few>
 __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in, uint64_t n,
                  unsigned long long *__restrict__ gcounts, uint32_t words, void *__restrict__ out,
@@ -309,6 +367,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     }
     __syncthreads();
     const hist_fast_t hf(p.hist);
+    const range_regs_t<DT, Few> rr(p);
 
     const T *x = (const T *)in;
     constexpr int kPer = 16 / sizeof(T), kGroup = kPer < 4 ? kPer : 4;
@@ -328,7 +387,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     auto one = [&](T e) { // a scalar element (head, tail)
         T xs[1] = {e};
         uint32_t slot[1];
-        slots_of<DT, K>(p, hf, edges, xs, slot);
+        slots_of<DT, K>(p, hf, rr, edges, xs, slot);
         if (slot[0] != kSkip) counter.add(slot[0]);
         if (keeping) kp.one_keep(in_play(slot[0]), e);
     };
@@ -337,41 +396,48 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     // ballots see every lane. Every step but a warp's last is whole, and takes no check of an element's index.
     const uint4 *v = (const uint4 *)(x + head);
     const uint64_t lane = threadIdx.x & 31, warp = tid >> 5, nwarps = nthreads >> 5;
+    // Elements are slotted four at a time (a group: the slots of a whole vector of the small types, 8 or 16
+    // elements, at once held too many registers), and kept a unit of groups at a time: a pilot pass kKeepN at once
+    // (a whole step of the 4- and 8-byte types; 8 elements of the smaller, whose 16 or more held too many
+    // registers), a digit pass a group (the unit that keeps its kernel at two blocks a multiprocessor: a step took
+    // it to 64-80 registers; its first pass keeps a bucket, not 2% of the data).
+    constexpr int kStep = kVecs * kPer, kGroups = kStep / kGroup;
+    constexpr int kUnitGroups = K == DR_COUNT_RANGE ? kKeepN<T> / kGroup : 1, kUnit = kUnitGroups * kGroup;
     auto step = [&](uint64_t base, auto whole) {
         union {
-            uint4 u;
-            T e[kPer];
-        } w[kVecs];
+            uint4 u[kVecs];
+            T e[kStep];
+        } w;
 #pragma unroll
         for (int u = 0; u < kVecs; ++u) {
             const uint64_t i = base + (uint64_t)u * 32 + lane;
-            if (decltype(whole)::value || i < nvec) w[u].u = __ldcs(v + i); // read once: streaming
-            else w[u].u = make_uint4(0, 0, 0, 0); // past the end: slotted below, then skipped
+            if (decltype(whole)::value || i < nvec) w.u[u] = __ldcs(v + i); // read once: streaming
+            else w.u[u] = make_uint4(0, 0, 0, 0); // past the end: slotted below, then skipped
         }
 #pragma unroll
-        for (int u = 0; u < kVecs; ++u) {
-            const bool valid = decltype(whole)::value || base + (uint64_t)u * 32 + lane < nvec;
-            // Four elements at a time: the slots of a whole vector of the small types (8 or 16 elements) at once
-            // held too many registers (spills).
+        for (int g0 = 0; g0 < kGroups; g0 += kUnitGroups) {
+            uint32_t keep = 0;
 #pragma unroll
-            for (int c = 0; c < kPer; c += kGroup) {
+            for (int g = g0; g < g0 + kUnitGroups; ++g) {
+                const int u = g * kGroup / kPer; // the group's vector
+                const bool valid = decltype(whole)::value || base + (uint64_t)u * 32 + lane < nvec;
                 T e[kGroup];
                 uint32_t slot[kGroup];
 #pragma unroll
-                for (int j = 0; j < kGroup; ++j) e[j] = w[u].e[c + j];
-                slots_of<DT, K>(p, hf, edges, e, slot);
-                uint32_t keep = 0;
+                for (int j = 0; j < kGroup; ++j) e[j] = w.e[g * kGroup + j];
+                slots_of<DT, K>(p, hf, rr, edges, e, slot);
 #pragma unroll
                 for (int j = 0; j < kGroup; ++j) {
                     if (!valid) slot[j] = kSkip;
                     // A histogram's slots are all counted (below, above and NaN have theirs); a digit pass skips
                     // the elements out of play.
                     if ((K == DR_COUNT_HIST && decltype(whole)::value) || slot[j] != kSkip) counter.add(slot[j]);
-                    keep |= (in_play(slot[j]) ? 1u : 0u) << j;
+                    keep |= (in_play(slot[j]) ? 1u : 0u) << ((g - g0) * kGroup + j);
                 }
-                // One vote a group: a later pass keeps a small part of the data, so most groups keep nothing.
-                if (keeping && __any_sync(0xffffffffu, keep != 0)) kp.warp_keep(keep, e);
             }
+            // One vote a unit: a later pass keeps a small part of the data, so many units keep nothing.
+            if (keeping && __any_sync(0xffffffffu, keep != 0))
+                kp.warp_keep(keep, *reinterpret_cast<const T(*)[kUnit]>(&w.e[g0 * kGroup]));
         }
     };
     uint64_t base = warp * 32 * kVecs;
@@ -392,11 +458,13 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     }
 }
 
-// The kernel of a pass: its counts in shared memory or not (a pilot pass's few counts always are).
-template <dr_dtype_t DT, dr_count_kind_t K> auto kernel_of(bool in_smem)
+// The kernel of a pass: its counts in shared memory or not (a pilot pass's few counts always are); a pilot pass's
+// intervals in registers or not (range_regs_t).
+template <dr_dtype_t DT, dr_count_kind_t K> auto kernel_of(const dr_count_pass_t *p, bool in_smem)
 {
-    if constexpr (K == DR_COUNT_RANGE) return count_kernel<DT, K, true>;
-    else return in_smem ? count_kernel<DT, K, true> : count_kernel<DT, K, false>;
+    if constexpr (K == DR_COUNT_RANGE)
+        return p->groups <= kRangeRegs ? count_kernel<DT, K, true, true> : count_kernel<DT, K, true, false>;
+    else return in_smem ? count_kernel<DT, K, true, false> : count_kernel<DT, K, false, false>;
 }
 
 // The launch's grid: one persistent wave, but no more blocks than vector steps to take, and enough that a block
@@ -408,7 +476,7 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
     const uint64_t words64 = dr_count_words(p);
     const bool in_smem = words64 <= kSmemCountsMax;
     const size_t smem = in_smem ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0;
-    auto *kernel = kernel_of<DT, K>(in_smem);
+    auto *kernel = kernel_of<DT, K>(p, in_smem);
     cudaError_t e;
     cudaFuncAttributes fa;
     if ((e = cudaFuncGetAttributes(&fa, kernel)) != cudaSuccess) return e;
@@ -443,7 +511,7 @@ cudaError_t launch(const dr_count_pass_t *p, const void *d_edges, const void *d_
     bool in_smem;
     cudaError_t e = grid_of<DT, K>(p, n, &block, device, &grid, &smem, &in_smem);
     if (e != cudaSuccess) return e;
-    kernel_of<DT, K>(in_smem)<<<(unsigned)grid, block, smem, stream>>>(
+    kernel_of<DT, K>(p, in_smem)<<<(unsigned)grid, block, smem, stream>>>(
         *p, d_edges, d_in, n, (unsigned long long *)d_counts, (uint32_t)dr_count_words(p), d_keep,
         (unsigned long long *)d_keep_pos, (unsigned long long)keep_cap);
     return cudaGetLastError();
@@ -496,7 +564,7 @@ extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_
                                                uint64_t *slack)
 {
     if (block == 0) block = 512;
-    uint64_t grid = 0;
+    uint64_t grid = 0, chunk = 0;
     size_t smem;
     bool in_smem;
     cudaError_t e = cudaErrorInvalidValue;
@@ -505,6 +573,7 @@ extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_
     case DT:                                                                                                   \
         e = p->kind == DR_COUNT_RANGE ? grid_of<DT, DR_COUNT_RANGE>(p, n, &block, device, &grid, &smem, &in_smem) \
                                       : grid_of<DT, DR_COUNT_DIGIT>(p, n, &block, device, &grid, &smem, &in_smem); \
+        chunk = kKeepChunk<typename elem<DT>::T>;                                                              \
         break;
         DR_SLACK_CASE(DR_INT8) DR_SLACK_CASE(DR_UINT8) DR_SLACK_CASE(DR_INT16) DR_SLACK_CASE(DR_UINT16)
         DR_SLACK_CASE(DR_INT32) DR_SLACK_CASE(DR_UINT32) DR_SLACK_CASE(DR_INT64) DR_SLACK_CASE(DR_UINT64)
@@ -512,7 +581,7 @@ extern "C" cudaError_t dr_gpu_count_keep_slack(const dr_count_pass_t *p, uint64_
 #undef DR_SLACK_CASE
     default: break;
     }
-    *slack = grid * (uint64_t)block / 32 * kKeepChunk;
+    *slack = grid * (uint64_t)block / 32 * chunk;
     return e;
 }
 

@@ -5,9 +5,11 @@
  * buffers in small chunks. Counts and edges must be equal, quantile values and order statistics the same bits, so
  * the check also holds the results to being the same at any rank count (run at np 1 and at np 2 sharing a GPU).
  * Data: every dtype x random, all equal, two values, sorted, skewed (nearly all in one bin), with NaN, with +-inf
- * x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766: the most with a copy of the block's counts per lane and
+ * (integers: with the type's least and greatest values) x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766: the most with a copy of the block's counts per lane and
  * the fewest with half as many, kernels/distrib.cu's copies_of(); 30000: the kernel's global-memory counts) with the
- * automatic and an explicit range. Quantiles also under each DREDUCE_PILOT mode. */
+ * automatic and an explicit range. Quantiles also under each DREDUCE_PILOT mode, with 7 q (the pilot's intervals in
+ * the kernel's parameters), and with q = 0, 1/2, 1 and with the median alone (up to 4 intervals: in registers,
+ * their unused places at the greatest key, which q = 1's interval reaches). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -88,6 +90,11 @@ static void *make_array(dr_dtype_t t, int pattern, uint64_t n, uint64_t seed)
             int64_t x = (int64_t)v;
             if (pattern == P_RANDOM) memcpy(&x, &bits, 8); /* the type's full range */
             if (pattern == P_NAN && bits % 211 == 0) x = (bits & 2) ? INT64_MAX : INT64_MIN; /* extremes */
+            if (pattern == P_INF && bits % 89 == 0) { /* the type's own extremes: its greatest and least keys */
+                const int is_signed = t == DR_INT8 || t == DR_INT16 || t == DR_INT32 || t == DR_INT64;
+                const int64_t smax = (int64_t)((~0ull) >> (65 - 8 * es));
+                x = (bits & 2) ? (is_signed ? smax : -1) : (is_signed ? -smax - 1 : 0);
+            }
             memcpy(p, &x, es); /* little-endian: the low bytes */
             break;
         }
@@ -112,6 +119,11 @@ typedef struct {
 
 #define NQ 7
 static const double qs[NQ] = {0.0, 0.01, 0.25, 0.5, 1.0 / 3.0, 0.99, 1.0};
+/* The other q lists: q = 0, 1/2, 1 (three intervals) and the median (one). */
+#define NQ_SETS 3
+static const double q_ends[3] = {0.0, 0.5, 1.0}, q_median[1] = {0.5};
+static const double *const q_set[NQ_SETS] = {qs, q_ends, q_median};
+static const size_t nq_set[NQ_SETS] = {NQ, 3, 1};
 
 static void check_hist(const char *what, const char *label, const hist_t *ref, const hist_t *got, uint32_t bins,
                        int rank)
@@ -140,18 +152,18 @@ static void check_hist(const char *what, const char *label, const hist_t *ref, c
     }
 }
 
-static void check_quant(const char *what, const char *label, dr_status_t rs, const double *rv,
-                        const dreduce_order_stat_t *ro, dr_status_t gs, const double *gv,
+static void check_quant(const char *what, const char *label, size_t nq, const double *q, dr_status_t rs,
+                        const double *rv, const dreduce_order_stat_t *ro, dr_status_t gs, const double *gv,
                         const dreduce_order_stat_t *go)
 {
     ++cases;
     if (rs != gs) {
-        fprintf(stderr, "FAIL %s %s: quantile status %d, reference %d\n", label, what, gs, rs);
+        fprintf(stderr, "FAIL %s %s: quantile status %d, reference %d (%zu q)\n", label, what, gs, rs, nq);
         ++failures;
         return;
     }
     if (rs != DR_OK) return;
-    for (int i = 0; i < NQ; ++i) {
+    for (size_t i = 0; i < nq; ++i) {
         const int ok = same_double(rv[i], gv[i]) && ro[i].kind == go[i].kind &&
                        ro[i].lower_rank == go[i].lower_rank && ro[i].upper_rank == go[i].upper_rank &&
                        (ro[i].kind == DR_ACC_F64 ? same_double(ro[i].lower.f64, go[i].lower.f64) &&
@@ -159,7 +171,8 @@ static void check_quant(const char *what, const char *label, dr_status_t rs, con
                                                  : ro[i].lower.u64 == go[i].lower.u64 &&
                                                        ro[i].upper.u64 == go[i].upper.u64);
         if (!ok) {
-            fprintf(stderr, "FAIL %s %s: q %g = %.17g, reference %.17g\n", label, what, qs[i], gv[i], rv[i]);
+            fprintf(stderr, "FAIL %s %s: q %g = %.17g, reference %.17g (%zu q)\n", label, what, q[i], gv[i], rv[i],
+                    nq);
             ++failures;
             return;
         }
@@ -225,14 +238,17 @@ int main(int argc, char **argv)
                 got.counts = malloc(bins * 8);
                 got.edges = malloc((bins + 1) * 8);
                 ref.st = dreduce_histogram(cpu, whole, n, (dr_dtype_t)t, bins, rg, ref.counts, ref.edges, &ref.info);
-                double rv[NQ], gv[NQ];
-                dreduce_order_stat_t ro[NQ], go[NQ];
+                double rv[NQ_SETS][NQ], gv[NQ];
+                dreduce_order_stat_t ro[NQ_SETS][NQ], go[NQ];
+                dr_status_t rqs[NQ_SETS];
                 /* The quantile pilot (src/lib/distrib.c, "The pilot"): the reference without it, each block size
                  * with another mode (always: the sample's brackets and the RANGE kernel; miss: its fallback; auto:
                  * the pilot from 2^20 elements a part on) */
                 static const char *const pilot_mode[3] = {"always", "miss", "auto"};
                 setenv("DREDUCE_PILOT", "off", 1);
-                const dr_status_t rqs = dreduce_quantile(cpu, whole, n, (dr_dtype_t)t, NQ, qs, rv, ro, NULL);
+                for (int qi = 0; qi < NQ_SETS; ++qi)
+                    rqs[qi] = dreduce_quantile(cpu, whole, n, (dr_dtype_t)t, nq_set[qi], q_set[qi], rv[qi], ro[qi],
+                                               NULL);
                 for (int b = 0; b < 3; ++b) {
                     char what[48];
                     snprintf(what, sizeof what, "device block %d, pilot %s", blocks[b], pilot_mode[b]);
@@ -241,16 +257,19 @@ int main(int argc, char **argv)
                     got.st = dreduce_histogram(gpu[b], d_part, mine, (dr_dtype_t)t, bins, rg, got.counts, got.edges,
                                                &got.info);
                     check_hist(what, label, &ref, &got, bins, rank);
-                    memset(gv, 0xa5, sizeof gv);
-                    const dr_status_t gqs = dreduce_quantile(gpu[b], d_part, mine, (dr_dtype_t)t, NQ, qs, gv, go, NULL);
-                    check_quant(what, label, rqs, rv, ro, gqs, gv, go);
+                    for (int qi = 0; qi < NQ_SETS; ++qi) {
+                        memset(gv, 0xa5, sizeof gv);
+                        const dr_status_t gqs = dreduce_quantile(gpu[b], d_part, mine, (dr_dtype_t)t, nq_set[qi],
+                                                                 q_set[qi], gv, go, NULL);
+                        check_quant(what, label, nq_set[qi], q_set[qi], rqs[qi], rv[qi], ro[qi], gqs, gv, go);
+                    }
                 }
                 unsetenv("DREDUCE_PILOT");
                 memset(got.counts, 0xa5, bins * 8);
                 got.st = dreduce_histogram(host, part, mine, (dr_dtype_t)t, bins, rg, got.counts, got.edges, &got.info);
                 check_hist("pageable host, 64 KiB chunks", label, &ref, &got, bins, rank);
                 const dr_status_t hqs = dreduce_quantile(host, part, mine, (dr_dtype_t)t, NQ, qs, gv, go, NULL);
-                check_quant("pageable host, 64 KiB chunks", label, rqs, rv, ro, hqs, gv, go);
+                check_quant("pageable host, 64 KiB chunks", label, NQ, qs, rqs[0], rv[0], ro[0], hqs, gv, go);
                 free(ref.counts);
                 free(ref.edges);
                 free(got.counts);
