@@ -541,7 +541,10 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
      * left out of its min and max (omit_min, omit_max), and add nothing to its m2 (two passes over registers, as
      * wide_batch's), selects on the load path like the other ops'; one merge (Chan's update) a batch, as the
      * round's when none is NaN. The mean divides by k only where a NaN made k short of the batch (k == N kVec
-     * multiplies). */
+     * multiplies). k is counted an element and the select comes after the widening: k as one population count of
+     * the NaN bits, or the select before the widening, made ptxas spill within the kernel's 64 registers (56-152
+     * bytes a thread), and OMIT's stats took 1.9x (float32) and 2.4-2.7x (16-bit floats) PROPAGATE's time on an
+     * H100 at 2^28 (bench/results/h100-2026-12-06/nan-bench.txt); `ptxas -v` on this file shows the stack frames. */
     template <int N> __device__ static void omit_batch(Thread &t, const uint4 *v)
     {
         constexpr int kK = N * kVec;
@@ -549,19 +552,19 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         memcpy(e, v, sizeof e);
         const C pinf = (C)__longlong_as_double(0x7ff0000000000000ll);
         double x[kK], s = 0;
-        unsigned nan_bits = 0;
+        unsigned k = 0, nan_bits = 0;
         C lo = pinf, hi = -pinf;
 #pragma unroll
         for (int j = 0; j < kK; ++j) {
             const C c = to_cmp(e[j]);
             const bool nan = c != c;
             nan_bits |= (unsigned)nan << j;
+            k += !nan;
             lo = omit_min(lo, c);
             hi = omit_max(hi, c);
-            x[j] = (double)(nan ? (C)0 : c); /* the select before the widening: one register, not two */
+            x[j] = nan ? 0.0 : (double)c;
             s += x[j];
         }
-        const unsigned k = kK - __popc(nan_bits);
         t.nans += kK - k;
         t.lo = cmin(t.lo, lo);
         t.hi = cmax(t.hi, hi);
