@@ -279,7 +279,7 @@ template <typename T> struct keeper_t {
     unsigned long long base = 0;
     static constexpr uint32_t kChunk = kKeepChunk<T>;
     uint32_t used = kChunk; // no chunk yet: the first lanes "finish" an empty one of no elements
-    bool fits = true;           // the current chunk lies within cap
+    bool fits = true;       // the current chunk lies within cap
 
     // Whole warps only (every lane calls it, in step): the lane's elements e[j] whose bit j of `mask` is set. Their
     // places come from a scan of the lanes' counts.
