@@ -544,7 +544,8 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
      * multiplies). k is counted an element and the select comes after the widening: k as one population count of
      * the NaN bits, or the select before the widening, made ptxas spill within the kernel's 64 registers (56-152
      * bytes a thread), and OMIT's stats took 1.9x (float32) and 2.4-2.7x (16-bit floats) PROPAGATE's time on an
-     * H100 at 2^28 (bench/results/h100-2026-12-06/nan-bench-before.txt); `ptxas -v` on this file shows the stack frames. */
+     * H100 at 2^28 (bench/results/h100-2026-12-06/nan-bench-before.txt); `ptxas -v` on this file shows the stack
+     * frames. */
     template <int N> __device__ static void omit_batch(Thread &t, const uint4 *v)
     {
         constexpr int kK = N * kVec;

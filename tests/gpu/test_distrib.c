@@ -5,9 +5,9 @@
  * buffers in small chunks. Counts and edges must be equal, quantile values and order statistics the same bits, so
  * the check also holds the results to being the same at any rank count (run at np 1 and at np 2 sharing a GPU).
  * Data: every dtype x random, all equal, two values, sorted, skewed (nearly all in one bin), with NaN, with +-inf
- * (integers: with the type's least and greatest values) x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766: the most with a copy of the block's counts per lane and
- * the fewest with half as many, kernels/distrib.cu's copies_of(); 30000: the kernel's global-memory counts) with the
- * automatic and an explicit range. Quantiles also under each DREDUCE_PILOT mode, with 7 q (the pilot's intervals in
+ * (integers: with the type's least and greatest values) x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766:
+ * the most with a copy of the block's counts per lane and the fewest with half as many, kernels/distrib.cu's
+ * copies_of(); 30000: the kernel's global-memory counts) with the automatic and an explicit range. Quantiles also under each DREDUCE_PILOT mode, with 7 q (the pilot's intervals in
  * the kernel's parameters), and with q = 0, 1/2, 1 and with the median alone (up to 4 intervals: in registers,
  * their unused places at the greatest key, which q = 1's interval reaches). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
