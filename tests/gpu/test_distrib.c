@@ -7,9 +7,10 @@
  * Data: every dtype x random, all equal, two values, sorted, skewed (nearly all in one bin), with NaN, with +-inf
  * (integers: with the type's least and greatest values) x sizes from 1 to 2^23 + 9 x bins 1 to 30000 (765 and 766:
  * the most with a copy of the block's counts per lane and the fewest with half as many, kernels/distrib.cu's
- * copies_of(); 30000: the kernel's global-memory counts) with the automatic and an explicit range. Quantiles also under each DREDUCE_PILOT mode, with 7 q (the pilot's intervals in
- * the kernel's parameters), and with q = 0, 1/2, 1 and with the median alone (up to 4 intervals: in registers,
- * their unused places at the greatest key, which q = 1's interval reaches). */
+ * copies_of(); 30000: the kernel's global-memory counts) with the automatic and an explicit range. Quantiles also
+ * under each DREDUCE_PILOT mode, with 7 q (the pilot's intervals in the kernel's parameters), and with q = 0, 1/2, 1
+ * and with the median alone (up to 4 intervals: in registers, their unused places at the greatest key, which q = 1's
+ * interval reaches). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime_api.h>
 #include <math.h>
