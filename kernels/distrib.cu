@@ -136,56 +136,12 @@ __device__ __forceinline__ uint32_t hist_exact(const dr_count_pass_t &p, const v
     return b >= 0 ? (uint32_t)b : p.hist.bins + (uint32_t)(-b - 1);
 }
 
-// A RANGE pass of at most kRangeRegs intervals (a median's one, three quantiles' three) holds the intervals' ends in
-// registers, as keys of the element's width, and finds an element's slot by dr_count_range_slot's sums over them:
-// that function reads the ends from the kernel's parameters (the constant bank) for every element, 64-bit compares
-// even for 32-bit keys. Places past the pass's intervals hold an empty interval [top, top - 1] at the top of the
-// keys: it counts as started and as ended for the greatest key alone, so it leaves every other key's sums as they
-// were, and the greatest key's slot is put right by the clamps (an interval holding it is the last, k - 1; a gap
-// above every interval is gap k, slot 2k; a float's greatest key is NaN's). Past kRangeRegs intervals,
-// dr_count_range_slot itself.
-constexpr int kRangeRegs = 4;
-
-template <dr_dtype_t DT, bool Few> struct range_regs_t {
-    static constexpr bool kFew = false;
-    __device__ explicit range_regs_t(const dr_count_pass_t &) {}
-};
-template <dr_dtype_t DT> struct range_regs_t<DT, true> {
-    static constexpr bool kFew = true;
-    using Key = typename std::conditional<(sizeof(typename elem<DT>::T) <= 4), uint32_t, uint64_t>::type;
-    Key lo[kRangeRegs], hi[kRangeRegs];
-    uint32_t k;
-    __device__ explicit range_regs_t(const dr_count_pass_t &p) : k((uint32_t)p.groups)
-    {
-        constexpr Key top = ~(Key)0;
-#pragma unroll
-        for (int g = 0; g < kRangeRegs; ++g) {
-            lo[g] = g < p.groups ? (Key)p.prefix[g] : top;
-            hi[g] = g < p.groups ? (Key)p.prefix[p.groups + g] : top - 1;
-        }
-    }
-    __device__ __forceinline__ uint32_t slot(uint64_t key64) const
-    {
-        const Key key = (Key)key64; // the element's width: no bits above it
-        uint32_t j = 0, e = 0;
-#pragma unroll
-        for (int g = 0; g < kRangeRegs; ++g) {
-            j += lo[g] <= key;
-            e += hi[g] < key;
-        }
-        // A float's greatest key is NaN's, whose slot the caller sets: no clamps.
-        constexpr bool kTopIsNan = DT == DR_FLOAT16 || DT == DR_BFLOAT16 || DT == DR_FLOAT32 || DT == DR_FLOAT64;
-        if constexpr (kTopIsNan) return e < j ? j - 1 : k + j;
-        else return e < j ? min(j - 1, k - 1) : min(k + j, 2 * k);
-    }
-};
-
 // The slots of a thread's elements of one vector. A histogram takes the fast estimate of all of them first and
 // looks at the edges only for those it does not settle (one branch a vector, not one an element, which measured
 // the pass's cost in branch and reconvergence instructions).
-template <dr_dtype_t DT, dr_count_kind_t K, typename RR, int N>
-__device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fast_t &hf, const RR &rr,
-                                         const void *edges, const typename elem<DT>::T (&x)[N], uint32_t (&slot)[N])
+template <dr_dtype_t DT, dr_count_kind_t K, int N>
+__device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
+                                         const typename elem<DT>::T (&x)[N], uint32_t (&slot)[N])
 {
     if constexpr (K == DR_COUNT_HIST) {
         uint32_t slow = 0;
@@ -204,10 +160,7 @@ __device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fa
         for (int j = 0; j < N; ++j) {
             bool nan;
             const uint64_t k = key_of<DT>(x[j], &nan);
-            uint32_t r;
-            if constexpr (RR::kFew) r = rr.slot(k);
-            else r = dr_count_range_slot(&p, k);
-            slot[j] = nan ? 2u * (uint32_t)p.groups + 1u : r;
+            slot[j] = nan ? 2u * (uint32_t)p.groups + 1u : dr_count_range_slot(&p, k);
         }
     } else {
 #pragma unroll
@@ -262,14 +215,14 @@ constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 // kKeepChunk<T> elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
 // counter), fills it in order, and pads what is left of its last chunk with `pad`, an element no later pass has in
 // play (a NaN for floats; for integers one whose higher digits match no group). The count kept is thus the
-// elements in play plus at most kKeepChunk<T> per warp (dr_gpu_count_keep_slack). A lane offers its elements
-// kKeepN<T> at a time (a unit: a whole step of the 4- and 8-byte types, 8 elements of the smaller) and a chunk is a
-// warp's unit, so a unit's kept elements fill at most one chunk more, placed by one scan of the lanes' counts. A
-// pilot pass keeps a unit at a time: a scan for every group of four elements, where the pilot's 2% of the data is
-// in play (nearly every warp's group holds one), held its pass to 38% of the read bandwidth (int32 median, 2^28,
-// H100, Nsight Compute); with a scan a step and the intervals in registers (range_regs_t), 47%.
+// elements in play plus at most kKeepChunk<T> per warp (dr_gpu_count_keep_slack). A chunk is a warp's step (2 KiB,
+// every type), so the elements a step keeps fill at most one chunk more, placed by one scan of the lanes' counts. A
+// digit pass keeps a group of four elements at a time (the unit that keeps its kernel at two blocks a
+// multiprocessor; its first pass keeps a bucket, not 2% of the data); a pilot pass of many intervals keeps kKeepN<T>
+// at a time (a whole step of the 4- and 8-byte types, 8 elements of the smaller, whose 16 or more held too many
+// registers), and so does range_kernel, the pilot's pass of a few intervals.
 template <typename T> constexpr int kKeepN = sizeof(T) >= 4 ? kVecs * (16 / sizeof(T)) : 8;
-template <typename T> constexpr uint32_t kKeepChunk = 32 * kKeepN<T>;
+template <typename T> constexpr uint32_t kKeepChunk = 32 * kVecs * (16 / sizeof(T));
 
 template <typename T> struct keeper_t {
     T *out;
@@ -281,12 +234,12 @@ template <typename T> struct keeper_t {
     uint32_t used = kChunk; // no chunk yet: the first lanes "finish" an empty one of no elements
     bool fits = true;       // the current chunk lies within cap
 
-    // Whole warps only (every lane calls it, in step): the lane's elements e[j] whose bit j of `mask` is set. Their
-    // places come from a scan of the lanes' counts.
-    template <int N> __device__ __forceinline__ void warp_keep(uint32_t mask, const T (&e)[N])
+    // Whole warps only (every lane calls it, in step), each lane with `cnt` elements to keep, at most kChunk / 32:
+    // places for them come from a scan of the lanes' counts, and fill(first, put) stores them, put(at, x) storing x
+    // at place `at` (the lane's are first, first + 1, ...).
+    template <typename Fill> __device__ __forceinline__ void warp_place(uint32_t cnt, Fill fill)
     {
-        static_assert(32 * N <= kChunk, "a step's elements fill at most one chunk more");
-        const uint32_t lane = threadIdx.x & 31, cnt = __popc(mask);
+        const uint32_t lane = threadIdx.x & 31;
         uint32_t incl = cnt;
 #pragma unroll
         for (int o = 1; o < 32; o <<= 1) {
@@ -294,7 +247,7 @@ template <typename T> struct keeper_t {
             if (lane >= (uint32_t)o) incl += y;
         }
         const uint32_t total = __shfl_sync(0xffffffffu, incl, 31);
-        // The chunk fills up: the lanes past its end go to the next one (total <= 32 N <= kChunk: one at most).
+        // The chunk fills up: the lanes past its end go to the next one (total <= kChunk: one at most).
         unsigned long long next = 0;
         const bool spill = used + total > kChunk;
         if (spill) {
@@ -305,14 +258,12 @@ template <typename T> struct keeper_t {
         // Place `at` of this chunk and the next as one index: this chunk's at base + at, the next's at next + (at -
         // kChunk). Nothing is written to a chunk past cap.
         const unsigned long long to_next = next - kChunk;
-        uint32_t at = used + incl - cnt;
-#pragma unroll
-        for (int j = 0; j < N; ++j)
-            if (mask >> j & 1u) {
-                const bool in_this = at < kChunk;
-                if (in_this ? fits : next_fits) out[(in_this ? base : to_next) + at] = e[j];
-                ++at;
-            }
+        const unsigned long long this_base = base;
+        const bool this_fits = fits;
+        fill(used + incl - cnt, [&](uint32_t at, T x) {
+            const bool in_this = at < kChunk;
+            if (in_this ? this_fits : next_fits) out[(in_this ? this_base : to_next) + at] = x;
+        });
         if (spill) {
             base = next;
             fits = next_fits;
@@ -320,6 +271,16 @@ template <typename T> struct keeper_t {
         } else {
             used += total;
         }
+    }
+    // The lane's elements e[j] whose bit j of `mask` is set (whole warps, as warp_place).
+    template <int N> __device__ __forceinline__ void warp_keep(uint32_t mask, const T (&e)[N])
+    {
+        static_assert(32 * N <= kChunk, "a unit's elements fill at most one chunk more");
+        warp_place(__popc(mask), [&](uint32_t at, auto put) {
+#pragma unroll
+            for (int j = 0; j < N; ++j)
+                if (mask >> j & 1u) put(at++, e[j]);
+        });
     }
     __device__ __forceinline__ void warp_finish()
     {
@@ -340,15 +301,16 @@ template <typename T> struct keeper_t {
 // one block), the counting pass ran at a quarter of the warps and read at 57-59% of the read bandwidth, float32 at
 // 2^28 on an H100 (Nsight Compute: issue slots half idle, warps waiting on the estimate's dependent arithmetic);
 // bounded, 83-87% for up to 256 bins (three blocks, 42 registers: no faster). The digit passes need fewer registers
-// (48-64: two blocks already) and measured no faster bounded to two; theirs asks for one. The pilot's RANGE pass,
-// the one full read of a quantile that takes the pilot, is bounded to two as histograms are: its intervals found by
-// sums over their ends (dr_count_range_slot) took it to 69-70 registers unbounded, and 64 fit without spills. Every
-// kind thus runs blocks of at most 512 threads (grid_of halves a larger request).
+// (48-64: two blocks already) and measured no faster bounded to two; theirs asks for one. The pilot's RANGE pass of
+// many intervals, the one full read of a quantile that takes the pilot, is bounded to two as histograms are: its
+// intervals found by sums over their ends (dr_count_range_slot) took it to 69-70 registers unbounded, and 64 fit
+// without spills (range_kernel, of a few intervals, has the same bounds: 44-64 registers). Every kind thus runs
+// blocks of at most 512 threads (grid_of halves a larger request).
 template <bool B> struct flag_t {
     static constexpr bool value = B;
 };
 
-template <dr_dtype_t DT, dr_count_kind_t K, bool Smem, bool Few>
+template <dr_dtype_t DT, dr_count_kind_t K, bool Smem>
 __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     count_kernel(dr_count_pass_t p, const void *__restrict__ edges, const void *__restrict__ in, uint64_t n,
                  unsigned long long *__restrict__ gcounts, uint32_t words, void *__restrict__ out,
@@ -367,7 +329,6 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     }
     __syncthreads();
     const hist_fast_t hf(p.hist);
-    const range_regs_t<DT, Few> rr(p);
 
     const T *x = (const T *)in;
     constexpr int kPer = 16 / sizeof(T), kGroup = kPer < 4 ? kPer : 4;
@@ -387,7 +348,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     auto one = [&](T e) { // a scalar element (head, tail)
         T xs[1] = {e};
         uint32_t slot[1];
-        slots_of<DT, K>(p, hf, rr, edges, xs, slot);
+        slots_of<DT, K>(p, hf, edges, xs, slot);
         if (slot[0] != kSkip) counter.add(slot[0]);
         if (keeping) kp.one_keep(in_play(slot[0]), e);
     };
@@ -425,7 +386,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
                 uint32_t slot[kGroup];
 #pragma unroll
                 for (int j = 0; j < kGroup; ++j) e[j] = w.e[g * kGroup + j];
-                slots_of<DT, K>(p, hf, rr, edges, e, slot);
+                slots_of<DT, K>(p, hf, edges, e, slot);
 #pragma unroll
                 for (int j = 0; j < kGroup; ++j) {
                     if (!valid) slot[j] = kSkip;
@@ -458,13 +419,230 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     }
 }
 
-// The kernel of a pass: its counts in shared memory or not (a pilot pass's few counts always are); a pilot pass's
-// intervals in registers or not (range_regs_t).
-template <dr_dtype_t DT, dr_count_kind_t K> auto kernel_of(const dr_count_pass_t *p, bool in_smem)
+// The pilot's RANGE pass of at most kRangeRegs intervals (a median's one, three quantiles' three): the pass that
+// reads the whole array, so every instruction an element costs counts. Each element is compared with the intervals'
+// ends in its own order (floats as float or double, where -0 equals +0 and NaN compares false, as the keys order
+// them), the ends held in registers, and a thread counts in registers, for each interval, its elements at or above
+// the start and those in it; the slots' counts follow from those (range_word), added to the block's once at the end.
+// Kept elements are staged in shared memory a unit at a time, and a lane with elements in play reads those alone
+// back by index (warp_place stores them). Its predecessor, which summed over the ends for each element's slot, added
+// one shared atomic an element and ran a predicated store for each of a unit's elements, took 68 instructions an
+// element (float32 median, H100, Nsight Compute: issue-bound at 47% of the read bandwidth); this one's whole-step
+// loop is 145 SASS instructions for 16 float32 elements (one interval) and 268 for 8 int64 elements (four), and the
+// pass reads at 2.7-2.8 TB/s on an H100 (docs/performance.md, "Quantiles"). Places past the pass's intervals hold
+// the empty interval [top, top - 1] of the keys, which holds no element. The two instantiations, one interval and
+// kRangeRegs, keep a median from paying for four.
+constexpr int kRangeRegs = 4;
+
+// The order an element is compared in: V, the element's value (float16 and bfloat16 widened to float, exactly),
+// and an interval end's key as a V (a float's NaN keys, the top ones, as NaN: nothing compares at or above it).
+template <dr_dtype_t DT> struct range_order {
+    using T = typename elem<DT>::T;
+    static constexpr bool kFloat = DT == DR_FLOAT16 || DT == DR_BFLOAT16 || DT == DR_FLOAT32 || DT == DR_FLOAT64;
+    using V = typename std::conditional<DT == DR_FLOAT64, double,
+                                        typename std::conditional<kFloat, float, T>::type>::type;
+    static __device__ __forceinline__ V value(T x)
+    {
+        if constexpr (DT == DR_FLOAT16) return dr_f16_to_f32(x);
+        else if constexpr (DT == DR_BFLOAT16) return dr_bf16_to_f32(x);
+        else if constexpr (DT == DR_FLOAT32) return __uint_as_float(x);
+        else if constexpr (DT == DR_FLOAT64) return __longlong_as_double((long long)x);
+        else return x;
+    }
+    static __device__ __forceinline__ V of_key(uint64_t key)
+    {
+        constexpr int bits = 8 * sizeof(T);
+        if constexpr (kFloat) return value((T)dr_key_float_bits(key, bits));
+        else if constexpr (std::is_signed<T>::value) return (T)(key ^ (1ull << (bits - 1)));
+        else return (T)key;
+    }
+};
+
+// A thread's counts over the R intervals: ge[g] its elements at or above interval g's start, in[g] those in it,
+// nan its NaN, total every element it counted (NaN compares false: in neither ge nor in).
+template <int R> struct range_counts_t {
+    uint32_t ge[R] = {}, in[R] = {}, nan = 0, total = 0;
+};
+
+// Counts one element v against interval [lo, hi] and sets `bit` in mask where v is in it. Written in PTX so that
+// each count is one predicated add: C++'s `count += v >= lo` compiled to a compare, an add and a predicated move
+// (three instructions a count, 27 an element for three quantiles; Hopper SASS), and the "in play" test to the same
+// compares again.
+#define DR_RANGE_PTX(TY, CV)                                                                                      \
+    asm("{\n\t.reg .pred a, i;\n\t"                                                                            \
+        "setp.ge." TY " a, %3, %4;\n\t"                                                                         \
+        "setp.le.and." TY " i, %3, %5, a;\n\t"                                                                  \
+        "@a add.u32 %0, %0, 1;\n\t"                                                                            \
+        "@i add.u32 %1, %1, 1;\n\t"                                                                            \
+        "@i or.b32 %2, %2, %6;\n\t}"                                                                            \
+        : "+r"(ge), "+r"(in), "+r"(mask)                                                                        \
+        : CV(v), CV(lo), CV(hi), "r"(bit))
+template <typename V>
+__device__ __forceinline__ void range_count(V v, V lo, V hi, uint32_t &ge, uint32_t &in, uint32_t &mask, uint32_t bit)
+{
+#define DR_F(x) "f"(x)
+#define DR_D(x) "d"(x)
+#define DR_R(x) "r"(x)
+#define DR_L(x) "l"(x)
+    if constexpr (std::is_same<V, float>::value) DR_RANGE_PTX("f32", DR_F);
+    else if constexpr (std::is_same<V, double>::value) DR_RANGE_PTX("f64", DR_D);
+    else if constexpr (sizeof(V) == 8 && std::is_signed<V>::value) DR_RANGE_PTX("s64", DR_L);
+    else if constexpr (sizeof(V) == 8) DR_RANGE_PTX("u64", DR_L);
+    else if constexpr (std::is_same<V, int32_t>::value) DR_RANGE_PTX("s32", DR_R);
+    else if constexpr (std::is_same<V, uint32_t>::value) DR_RANGE_PTX("u32", DR_R);
+    else if constexpr (std::is_signed<V>::value) // the small integers widened: the same order
+        range_count<int32_t>(v, lo, hi, ge, in, mask, bit);
+    else range_count<uint32_t>(v, lo, hi, ge, in, mask, bit);
+#undef DR_F
+#undef DR_D
+#undef DR_R
+#undef DR_L
+}
+#undef DR_RANGE_PTX
+
+// One more NaN where v is NaN (one predicated add, as range_count's).
+template <typename V> __device__ __forceinline__ void count_nan(V v, uint32_t &nan)
+{
+    if constexpr (std::is_same<V, float>::value)
+        asm("{\n\t.reg .pred p;\n\tsetp.nan.f32 p, %1, %1;\n\t@p add.u32 %0, %0, 1;\n\t}" : "+r"(nan) : "f"(v));
+    else if constexpr (std::is_same<V, double>::value)
+        asm("{\n\t.reg .pred p;\n\tsetp.nan.f64 p, %1, %1;\n\t@p add.u32 %0, %0, 1;\n\t}" : "+r"(nan) : "d"(v));
+}
+
+// The RANGE pass's word w (dr_count_words; k intervals) from a thread's counts: interval g is in[g], the gap below
+// interval 0 every element not NaN less ge[0], the gap below interval g ge[g - 1] - in[g - 1] - ge[g] (at or above
+// the one before, not in it, below this one), the gap above the last ge[k - 1] - in[k - 1], then NaN.
+template <int R> __device__ __forceinline__ uint32_t range_word(const range_counts_t<R> &c, uint32_t k, uint32_t w)
+{
+    uint32_t r = c.nan;
+#pragma unroll
+    for (int g = 0; g < R; ++g) {
+        if ((uint32_t)g >= k) break; // k is uniform: the padded places count nothing here
+        if (w == (uint32_t)g) r = c.in[g];
+        if (w == k + g) r = (g == 0 ? c.total - c.nan : c.ge[g - 1] - c.in[g - 1]) - c.ge[g];
+        if (w == k + g + 1 && g + 1 == (int)k) r = c.ge[g] - c.in[g];
+    }
+    return r;
+}
+
+template <dr_dtype_t DT, int R>
+__global__ void __launch_bounds__(512, 2)
+    range_kernel(dr_count_pass_t p, const void *__restrict__, const void *__restrict__ in, uint64_t n,
+                 unsigned long long *__restrict__ gcounts, uint32_t words, void *__restrict__ out,
+                 unsigned long long *__restrict__ out_pos, unsigned long long out_cap)
+{
+    using T = typename elem<DT>::T;
+    using O = range_order<DT>;
+    using V = typename O::V;
+    // A unit: the elements counted, then kept, at once (kKeepN).
+    constexpr int kPer = 16 / sizeof(T), kStep = kVecs * kPer, kUnit = kKeepN<T>,
+                  kUnitVecs = kUnit >= kPer ? kUnit / kPer : 1;
+    // The block's staged unit, vector u of thread t at u * blockDim.x + t (a warp's stores on distinct banks), and
+    // its counts. The block is at most 512 threads (the bounds).
+    __shared__ uint4 stage[kUnitVecs * 512];
+    __shared__ unsigned long long block_counts[2 * R + 2];
+    if (threadIdx.x < 2 * R + 2) block_counts[threadIdx.x] = 0;
+
+    V lo[R], hi[R];
+    const int k = p.groups;
+#pragma unroll
+    for (int g = 0; g < R; ++g) {
+        const uint64_t top = sizeof(T) == 8 ? ~0ull : (1ull << (8 * sizeof(T))) - 1;
+        lo[g] = O::of_key(g < k ? p.prefix[g] : top);
+        hi[g] = O::of_key(g < k ? p.prefix[k + g] : top - 1);
+        if constexpr (O::kFloat) // an interval that ends among the NaN keys holds every number from its start
+            if (hi[g] != hi[g]) hi[g] = (V)INFINITY;
+    }
+    range_counts_t<R> c;
+    // Counts element v; sets `bit` in mask where it is in play (in an interval).
+    auto count = [&](V v, uint32_t &mask, uint32_t bit) {
+#pragma unroll
+        for (int g = 0; g < R; ++g) range_count<V>(v, lo[g], hi[g], c.ge[g], c.in[g], mask, bit);
+        count_nan<V>(v, c.nan);
+    };
+    const T *x = (const T *)in;
+    const uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
+    const uint64_t head = mis ? (uint64_t)min((uint64_t)(kPer - mis), n) : 0;
+    const uint64_t nvec = (n - head) / kPer;
+    const uint64_t tail_from = head + nvec * kPer;
+    const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
+    const bool keeping = out != nullptr;
+    keeper_t<T> kp{(T *)out, out_pos, out_cap, (T)p.keep_pad};
+    auto one = [&](T e) { // a scalar element (head, tail)
+        ++c.total;
+        uint32_t in_play = 0;
+        count(O::value(e), in_play, 1u);
+        if (keeping) kp.one_keep(in_play != 0, e);
+    };
+    if (tid < head) one(x[tid]);
+    const uint4 *v = (const uint4 *)(x + head);
+    const uint64_t lane = threadIdx.x & 31, warp = tid >> 5, nwarps = nthreads >> 5;
+    auto step = [&](uint64_t base, auto whole) {
+        union {
+            uint4 u[kVecs];
+            T e[kStep];
+        } w;
+#pragma unroll
+        for (int u = 0; u < kVecs; ++u) {
+            const uint64_t i = base + (uint64_t)u * 32 + lane;
+            if (decltype(whole)::value || i < nvec) w.u[u] = __ldcs(v + i); // read once: streaming
+            else w.u[u] = make_uint4(0, 0, 0, 0);                      // past the end: neither counted nor kept
+        }
+        if (decltype(whole)::value) c.total += kStep;
+        // A unit at a time, one vote a unit: the pilot's intervals hold about 2% of the data, so a lane keeps 0 to 2
+        // elements a unit.
+#pragma unroll
+        for (int e0 = 0; e0 < kStep; e0 += kUnit) {
+            const int v0 = e0 / kPer; // the unit's first vector
+            uint32_t mask = 0;
+#pragma unroll
+            for (int j = 0; j < kUnit; ++j) {
+                const int u = (e0 + j) / kPer;
+                if (!decltype(whole)::value && base + (uint64_t)u * 32 + lane >= nvec) continue;
+                if (!decltype(whole)::value) ++c.total;
+                count(O::value(w.e[e0 + j]), mask, 1u << j);
+            }
+            if (keeping && __any_sync(0xffffffffu, mask != 0)) {
+                if (mask)
+#pragma unroll
+                    for (int u = 0; u < kUnitVecs; ++u) stage[u * blockDim.x + threadIdx.x] = w.u[v0 + u];
+                kp.warp_place(__popc(mask), [&](uint32_t at, auto put) {
+                    for (uint32_t m = mask; m; m &= m - 1) {
+                        const int i = e0 + __ffs((int)m) - 1; // the element's place in the step
+                        put(at++, ((const T *)&stage[(i / kPer - v0) * blockDim.x + threadIdx.x])[i % kPer]);
+                    }
+                });
+            }
+        }
+    };
+    uint64_t base = warp * 32 * kVecs;
+    for (; base + 32 * kVecs <= nvec; base += nwarps * 32 * kVecs) step(base, flag_t<true>{});
+    if (base < nvec) step(base, flag_t<false>{});
+    if (keeping) kp.warp_finish();
+    if (tail_from + tid < n) one(x[tail_from + tid]);
+
+    // The block's counts: each warp's sums (one reduction an instruction), then the block's, once, to the global.
+    __syncthreads();
+    for (uint32_t w = 0; w < words; ++w) {
+        const uint32_t s = __reduce_add_sync(0xffffffffu, range_word<R>(c, (uint32_t)k, w));
+        if (lane == 0 && s) atomicAdd(&block_counts[w], (unsigned long long)s);
+    }
+    __syncthreads();
+    if (threadIdx.x < words && block_counts[threadIdx.x]) atomicAdd(&gcounts[threadIdx.x], block_counts[threadIdx.x]);
+}
+
+// The kernel of a pass: the pilot's few intervals in range_kernel, else count_kernel with its counts in shared
+// memory or not.
+using count_kernel_t = void (*)(dr_count_pass_t, const void *, const void *, uint64_t, unsigned long long *, uint32_t,
+                                void *, unsigned long long *, unsigned long long);
+template <dr_dtype_t DT, dr_count_kind_t K> count_kernel_t kernel_of(const dr_count_pass_t *p, bool in_smem)
 {
     if constexpr (K == DR_COUNT_RANGE)
-        return p->groups <= kRangeRegs ? count_kernel<DT, K, true, true> : count_kernel<DT, K, true, false>;
-    else return in_smem ? count_kernel<DT, K, true, false> : count_kernel<DT, K, false, false>;
+        return p->groups == 1                              ? range_kernel<DT, 1>
+               : p->groups >= 1 && p->groups <= kRangeRegs ? range_kernel<DT, kRangeRegs>
+                                                           : count_kernel<DT, K, true>;
+    else return in_smem ? count_kernel<DT, K, true> : count_kernel<DT, K, false>;
 }
 
 // The launch's grid: one persistent wave, but no more blocks than vector steps to take, and enough that a block
