@@ -435,7 +435,10 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
 constexpr int kRangeRegs = 4;
 
 // The order an element is compared in: V, the element's value (float16 and bfloat16 widened to float, exactly),
-// and an interval end's key as a V (a float's NaN keys, the top ones, as NaN: nothing compares at or above it).
+// and an interval end's key as a V. A float's keys past those of -inf and +inf are NaN bit patterns no element has,
+// and come out NaN: nothing compares at or above such a start, and an end above +inf's is taken as +inf (below);
+// an interval starting below -inf's key would count nothing, so the pilot starts its lowest at -inf's
+// (src/lib/distrib.c, number_keys).
 template <dr_dtype_t DT> struct range_order {
     using T = typename elem<DT>::T;
     static constexpr bool kFloat = DT == DR_FLOAT16 || DT == DR_BFLOAT16 || DT == DR_FLOAT32 || DT == DR_FLOAT64;

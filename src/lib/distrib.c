@@ -1171,6 +1171,34 @@ static void fold_times(pass_times_t *tm, const pass_times_t *sub, double extra_l
     tm->bcast_ms += sub->bcast_ms;
 }
 
+/* The least and greatest keys a number of type t can have: an integer's all, a float's those of -inf and +inf. The
+ * keys past them are NaN bit patterns no element has (NaN's key is the greatest), which the GPU's RANGE pass
+ * (kernels/distrib.cu, range_kernel) compares as NaN: an interval starting at key 0 counted nothing there. */
+static void number_keys(dr_dtype_t t, uint64_t *least, uint64_t *greatest)
+{
+    *least = 0;
+    *greatest = ~0ull >> (64 - dr_key_bits(t));
+    switch (t) { /* the keys of -inf and +inf */
+    case DR_FLOAT16:
+        *least = dr_key_f16(0xfc00u);
+        *greatest = dr_key_f16(0x7c00u);
+        break;
+    case DR_BFLOAT16:
+        *least = dr_key_bf16(0xff80u);
+        *greatest = dr_key_bf16(0x7f80u);
+        break;
+    case DR_FLOAT32:
+        *least = dr_key_f32(0xff800000u);
+        *greatest = dr_key_f32(0x7f800000u);
+        break;
+    case DR_FLOAT64:
+        *least = dr_key_f64(0xfff0000000000000ull);
+        *greatest = dr_key_f64(0x7ff0000000000000ull);
+        break;
+    default: break;
+    }
+}
+
 /* The sample's brackets: the keys lo[i] and hi[i] around each q's order statistics, from the sample's exact select.
  * *usable 0 where the sample has no element to take or holds NaN under PROPAGATE (the select over the part then
  * says what NumPy would), the same on every rank. */
@@ -1209,12 +1237,12 @@ static dr_status_t pilot_brackets(dreduce_context_t *ctx, const source_t *sample
         size_t a = 0, b = 0;
         while (tg[a].rank != rlo[i]) ++a;
         while (tg[b].rank != rhi[i]) ++b;
-        /* A bracket reaching the sample's least or greatest element reaches the keys' end: the part's extremes need
-         * not be in the sample (q 0 and 1 would otherwise miss nearly always). The greatest key a float can have
-         * short of NaN's is one below NaN's. */
-        const uint64_t top = ~0ull >> (64 - dr_key_bits(sample->dtype));
-        lo[i] = rlo[i] == 0 ? 0 : tg[a].prefix;
-        hi[i] = rhi[i] == n - 1 ? (dr_dtype_is_float(sample->dtype) ? top - 1 : top) : tg[b].prefix;
+        /* A bracket reaching the sample's least or greatest element reaches the least or greatest key a number
+         * can have: the part's extremes need not be in the sample (q 0 and 1 would otherwise miss nearly always). */
+        uint64_t least, greatest;
+        number_keys(sample->dtype, &least, &greatest);
+        lo[i] = rlo[i] == 0 ? least : tg[a].prefix;
+        hi[i] = rhi[i] == n - 1 ? greatest : tg[b].prefix;
     }
     *usable = 1;
     return DR_OK;
