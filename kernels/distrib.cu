@@ -215,14 +215,13 @@ constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 // kKeepChunk<T> elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
 // counter), fills it in order, and pads what is left of its last chunk with `pad`, an element no later pass has in
 // play (a NaN for floats; for integers one whose higher digits match no group). The count kept is thus the
-// elements in play plus at most kKeepChunk<T> per warp (dr_gpu_count_keep_slack). A chunk is a warp's step (2 KiB,
-// every type), so the elements a step keeps fill at most one chunk more, placed by one scan of the lanes' counts. A
-// digit pass keeps a group of four elements at a time (the unit that keeps its kernel at two blocks a
-// multiprocessor; its first pass keeps a bucket, not 2% of the data); a pilot pass of many intervals keeps kKeepN<T>
-// at a time (a whole step of the 4- and 8-byte types, 8 elements of the smaller, whose 16 or more held too many
-// registers), and so does range_kernel, the pilot's pass of a few intervals.
+// elements in play plus at most kKeepChunk<T> per warp (dr_gpu_count_keep_slack). A chunk is a warp's unit of
+// kKeepN<T> elements a lane, so the elements a unit keeps fill at most one chunk more, placed by one scan of the
+// lanes' counts. A digit pass keeps a group of four elements at a time (the unit that keeps its kernel at two blocks
+// a multiprocessor; its first pass keeps a bucket, not 2% of the data); a pilot pass kKeepN<T> at a time (a whole
+// step of the 4- and 8-byte types, 8 elements of the smaller, whose 16 or more held too many registers).
 template <typename T> constexpr int kKeepN = sizeof(T) >= 4 ? kVecs * (16 / sizeof(T)) : 8;
-template <typename T> constexpr uint32_t kKeepChunk = 32 * kVecs * (16 / sizeof(T));
+template <typename T> constexpr uint32_t kKeepChunk = 32 * kKeepN<T>;
 
 template <typename T> struct keeper_t {
     T *out;
@@ -540,6 +539,7 @@ __global__ void __launch_bounds__(512, 2)
     // A unit: the elements counted, then kept, at once (kKeepN).
     constexpr int kPer = 16 / sizeof(T), kStep = kVecs * kPer, kUnit = kKeepN<T>,
                   kUnitVecs = kUnit >= kPer ? kUnit / kPer : 1;
+    static_assert(32 * kUnit <= (int)kKeepChunk<T>, "a unit's kept elements fill at most one chunk more");
     // The block's staged unit, vector u of thread t at u * blockDim.x + t (a warp's stores on distinct banks), and
     // its counts. The block is at most 512 threads (the bounds).
     __shared__ uint4 stage[kUnitVecs * 512];
@@ -628,7 +628,10 @@ __global__ void __launch_bounds__(512, 2)
     // The block's counts: each warp's sums (one reduction an instruction), then the block's, once, to the global.
     __syncthreads();
     for (uint32_t w = 0; w < words; ++w) {
-        const uint32_t s = __reduce_add_sync(0xffffffffu, range_word<R>(c, (uint32_t)k, w));
+        uint32_t s = range_word<R>(c, (uint32_t)k, w);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o); // __reduce_add_sync: sm_80 on
+
         if (lane == 0 && s) atomicAdd(&block_counts[w], (unsigned long long)s);
     }
     __syncthreads();
@@ -656,7 +659,8 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
 {
     const uint64_t words64 = dr_count_words(p);
     const bool in_smem = words64 <= kSmemCountsMax;
-    const size_t smem = in_smem ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0;
+    const bool regs = K == DR_COUNT_RANGE && p->groups >= 1 && p->groups <= kRangeRegs; // range_kernel: no dynamic
+    const size_t smem = in_smem && !regs ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0;
     auto *kernel = kernel_of<DT, K>(p, in_smem);
     cudaError_t e;
     cudaFuncAttributes fa;
