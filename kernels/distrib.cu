@@ -76,15 +76,17 @@ __device__ __forceinline__ int64_t bin_of(const dr_hist_plan_t &h, const void *e
 
 // The histogram estimate's constants, in the type the estimate is made in (float for the float16, bfloat16 and float32
 // bin types, double for float64 and integers), read once per thread.
+// The margin is 2 where the plan's fast estimate does not apply (exact_estimate): no fraction lies farther than
+// that from a whole number, so no element is settled by the estimate, with no test of `on` an element.
 struct hist_fast_t {
     bool on;            // the plan's fast estimate applies (not exact_estimate)
-    float ff, fl, fs, fm, f1m; // first, last, scale, margin, 1 - margin
-    double df, dl, ds, dm, d1m;
+    float ff, fl, fs, fm; // first, last, scale, margin
+    double df, dl, ds, dm;
     int32_t bins;
     __device__ explicit hist_fast_t(const dr_hist_plan_t &h)
-        : on(!h.exact_estimate), ff((float)h.first), fl((float)h.last), fs((float)h.scale), fm((float)h.margin),
-          f1m(1.0f - (float)h.margin), df(h.first), dl(h.last), ds(h.scale), dm(h.margin), d1m(1.0 - h.margin),
-          bins((int32_t)h.bins)
+        : on(!h.exact_estimate), ff((float)h.first), fl((float)h.last), fs((float)h.scale),
+          fm(h.exact_estimate ? 2.0f : (float)h.margin), df(h.first), dl(h.last), ds(h.scale),
+          dm(h.exact_estimate ? 2.0 : h.margin), bins((int32_t)h.bins)
     {
     }
 };
@@ -103,6 +105,12 @@ template <dr_dtype_t DT> __device__ __forceinline__ float as_float(typename elem
 // adding 1.5 * 2^23 (2^52 for double) rounds f to the nearest whole number r in the low bits, exact wherever it is
 // used (0 <= f <= bins < 2^22 inside the range), and d = f - r is exact; the fraction lies farther than the margin
 // from both whole numbers exactly when |d| > margin, and the bin (f's floor) is r, or r - 1 where d < 0.
+// The float estimate needs no test of the range: an element below it has f < 0 (a negative difference, or -0 where
+// the product underflows: a fraction within the margin), so i < 0; one above it has f within the margin of bins or
+// past it, so i >= bins or the fraction is within the margin; f far outside (|f| >= 2^22, where t's low bits no
+// longer hold r) gives t's bits at least 2^22 above kRound's or below them, i outside 0..bins-1 as an unsigned
+// compare sees it (bins < 2^20 where the fast estimate applies); NaN and infinities make d NaN. The double one keeps
+// its range test: there r lives in t's low word, which wraps for f below -2^31.
 template <dr_dtype_t DT>
 __device__ __forceinline__ uint32_t hist_estimate(const hist_fast_t &hf, typename elem<DT>::T x, bool &ok)
 {
@@ -112,9 +120,9 @@ __device__ __forceinline__ uint32_t hist_estimate(const hist_fast_t &hf, typenam
         const float f = dr_fmul(dr_fsub(v, hf.ff), hf.fs);
         const float t = __fadd_rn(f, kRound);
         const float d = dr_fsub(f, dr_fsub(t, kRound));
-        const int32_t i = (__float_as_int(t) - __float_as_int(kRound)) - (d < 0.0f ? 1 : 0);
-        ok = hf.on && v >= hf.ff && v <= hf.fl && fabsf(d) > hf.fm && i < hf.bins;
-        return (uint32_t)i;
+        const uint32_t i = (uint32_t)(__float_as_int(t) - __float_as_int(kRound)) - (d < 0.0f ? 1u : 0u);
+        ok = fabsf(d) > hf.fm && i < (uint32_t)hf.bins;
+        return i;
     } else {
         constexpr double kRound = 6755399441055744.0; // 1.5 * 2^52: r in the low word
         const double v = DT == DR_FLOAT64 ? __longlong_as_double((long long)x) : (double)x;
@@ -122,7 +130,7 @@ __device__ __forceinline__ uint32_t hist_estimate(const hist_fast_t &hf, typenam
         const double t = dr_dadd(f, kRound);
         const double d = dr_dsub(f, dr_dsub(t, kRound));
         const int32_t i = __double2loint(t) - (d < 0.0 ? 1 : 0);
-        ok = hf.on && v >= hf.df && v <= hf.dl && fabs(d) > hf.dm && i < hf.bins;
+        ok = v >= hf.df && v <= hf.dl && fabs(d) > hf.dm && i < hf.bins;
         return (uint32_t)i;
     }
 }
@@ -134,6 +142,34 @@ __device__ __forceinline__ uint32_t hist_exact(const dr_count_pass_t &p, const v
 {
     const int64_t b = bin_of<DT>(p.hist, edges, x);
     return b >= 0 ? (uint32_t)b : p.hist.bins + (uint32_t)(-b - 1);
+}
+
+// The slot of an element the fast estimate did not settle, from that estimate's bin `est` (f's floor): the range
+// and NaN tests, then NumPy's correction against the edges, which is all dr_hist_bin_* does after an estimate made
+// the same way (its truncation of f, inside the range f >= 0, is est; kept to bins - 1 as dr_hist_trunc keeps it),
+// with no conversion to double and back. Where the plan's estimate is the exact one, dr_hist_bin_* whole.
+template <dr_dtype_t DT>
+__device__ __forceinline__ uint32_t hist_slow(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
+                                              typename elem<DT>::T x, uint32_t est)
+{
+    if (!hf.on) return hist_exact<DT>(p, edges, x);
+    const uint32_t bins = p.hist.bins;
+    constexpr bool kF = DT == DR_FLOAT16 || DT == DR_BFLOAT16 || DT == DR_FLOAT32;
+    using V = typename std::conditional<kF, float, double>::type;
+    V v, lo, hi;
+    if constexpr (kF) v = as_float<DT>(x), lo = hf.ff, hi = hf.fl;
+    else v = DT == DR_FLOAT64 ? __longlong_as_double((long long)x) : (double)x, lo = hf.df, hi = hf.dl;
+    if (v != v) return bins + 2u;
+    if (v < lo) return bins;
+    if (v > hi) return bins + 1u;
+    const V *e = (const V *)edges;
+    uint32_t i = min(est, bins - 1u);
+    if (v < e[i]) {
+        if (i == 0) return bins; // dr_hist_bin_*'s -1 (an element below a first edge rounded up): below
+        --i;
+    }
+    if (i != bins - 1u && v >= e[i + 1]) ++i;
+    return i;
 }
 
 // The slots of a thread's elements of one vector. A histogram takes the fast estimate of all of them first and
@@ -154,7 +190,7 @@ __device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fa
         if (slow)
 #pragma unroll
             for (int j = 0; j < N; ++j)
-                if (slow >> j & 1u) slot[j] = hist_exact<DT>(p, edges, x[j]);
+                if (slow >> j & 1u) slot[j] = hist_slow<DT>(p, hf, edges, x[j], slot[j]);
     } else if constexpr (K == DR_COUNT_RANGE) {
 #pragma unroll
         for (int j = 0; j < N; ++j) {
