@@ -78,7 +78,8 @@ template <class C> __device__ __forceinline__ C cmax(C a, C b)
     else if constexpr (std::is_same<C, double>::value) return dr_max_f64(a, b);
     else return b > a ? b : a;
 }
-/* Two float16 pairs' elementwise min and max (min.f16x2, sm_80 on: a NaN operand gives the other, as min.f32). */
+/* Two float16 (bfloat16) pairs' elementwise min and max (min.f16x2, min.bf16x2, sm_80 on: a NaN operand gives the
+ * other, as min.f32; -0.0 below +0.0). */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
 __device__ __forceinline__ uint32_t f16x2_min(uint32_t a, uint32_t b)
 {
@@ -90,6 +91,18 @@ __device__ __forceinline__ uint32_t f16x2_max(uint32_t a, uint32_t b)
 {
     uint32_t d;
     asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+__device__ __forceinline__ uint32_t bf16x2_min(uint32_t a, uint32_t b)
+{
+    uint32_t d;
+    asm("min.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    return d;
+}
+__device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b)
+{
+    uint32_t d;
+    asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
     return d;
 }
 #endif
@@ -580,9 +593,81 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         }
         merge(t, k, mean, q);
     }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800 /* min.f16x2, min.bf16x2 */
+    static constexpr bool kPacked16 = kOmit && sizeof(In) == 2 && !kInt;
+    /* OMIT of the 16-bit floats: omit_batch's batch, a whole round of four vectors (32 elements, one merge a round
+     * as PROPAGATE's), with the NaN found and zeroed on the packed bits, two halves a word, where omit_batch's
+     * compare, count and selects an element, two vectors a batch, made OMIT's stats 1.13-1.25x PROPAGATE's time
+     * (float16 and bfloat16, H100, 2^28; bench/results/h100-2026-12-06/nan-bench-dcbe4d2.txt), and this one with
+     * two vectors a batch 1.14-1.22x on the machine where four took 1.12-1.16x (nan-bench-omit16-batch.txt). A half is NaN
+     * where its magnitude bits exceed +inf's (0x7c00 float16, 0x7f80 bfloat16): adding the difference to 0x7fff
+     * carries into its top bit exactly then, and never into the next half (a magnitude is at most 0x7fff). A NaN
+     * half becomes +0.0 (a zero term of the sum, as omit_batch's select), the words' flags, shifted apart, take one
+     * population count, min and max go two halves an instruction on the words as read (min.f16x2 and min.bf16x2
+     * pass over a NaN operand and order -0.0 below +0.0, as min.f32), and the second pass leaves a NaN's term out
+     * by a predicate on its flag. That pass converts the cleaned words again rather than holding the batch as
+     * doubles, which took the kernel past its 64 registers (ptxas -v: 176-332 bytes of spills a thread with two
+     * vectors a batch; converted again, none for float16 and 8 bytes for bfloat16 with four); the empty asm
+     * statements hide from the compiler that the words and flags are the first pass's, which it otherwise kept
+     * (the conversions, or each word's NaN bits) live across the mean, with the same spills. */
+    template <int N> __device__ static void omit_batch16(Thread &t, const uint4 *v)
+    {
+        constexpr bool kF16 = std::is_same<In, dr_f16_t>::value;
+        constexpr int kW = 4 * N, kK = 2 * kW;
+        static_assert(kW <= 16, "the flags' shifts keep the words' bits apart");
+        constexpr uint32_t kCarry = kF16 ? 0x03ff03ffu : 0x007f007fu;
+        uint32_t w[kW];
+        memcpy(w, v, sizeof w);
+        auto half = [](uint32_t word, int h) {
+            const uint16_t b = (uint16_t)(word >> (16 * h));
+            return kF16 ? dr_f16_to_f32(b) : dr_bf16_to_f32(b);
+        };
+        uint32_t flags = 0, lo2 = w[0], hi2 = w[0];
+        double s = 0;
+#pragma unroll
+        for (int i = 0; i < kW; ++i) {
+            const uint32_t nanw = ((w[i] & 0x7fff7fffu) + kCarry) & 0x80008000u;
+            flags |= nanw >> i; /* word i's halves at bits 15 - i and 31 - i */
+            if (i) {
+                lo2 = kF16 ? f16x2_min(lo2, w[i]) : bf16x2_min(lo2, w[i]);
+                hi2 = kF16 ? f16x2_max(hi2, w[i]) : bf16x2_max(hi2, w[i]);
+            }
+            w[i] &= ~((nanw >> 15) * 0xffffu);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) s += (double)half(w[i], h);
+        }
+        asm("" : "+r"(flags));
+#pragma unroll
+        for (int i = 0; i < kW; ++i) asm("" : "+r"(w[i]));
+        const unsigned nn = __popc(flags), k = kK - nn;
+        t.nans += nn;
+        /* the pairs' two halves (NaN only where every element of that half was), then the thread's: omit_min and
+         * omit_max pass over a NaN, and the thread's running values are never NaN */
+        t.lo = omit_min(t.lo, omit_min(half(lo2, 0), half(lo2, 1)));
+        t.hi = omit_max(t.hi, omit_max(half(hi2, 0), half(hi2, 1)));
+        t.fsum += s;
+        if (k == 0) return;
+        const double mean = k == kK ? s * (1.0 / kK) : s / k;
+        double q = 0;
+#pragma unroll
+        for (int i = 0; i < kW; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const double d = (double)half(w[i], h) - mean;
+                if (!(flags >> (15 - i + 16 * h) & 1u)) q += d * d;
+            }
+        merge(t, k, mean, q);
+    }
+#else
+    static constexpr bool kPacked16 = false;
+    template <int N> __device__ static void omit_batch16(Thread &, const uint4 *) {}
+#endif
     __device__ static void vector(Thread &t, const uint4 &v, size_t)
     {
-        if constexpr (kOmit) {
+        if constexpr (kPacked16) {
+            omit_batch16<1>(t, &v);
+            return;
+        } else if constexpr (kOmit) {
             omit_batch<1>(t, &v);
             return;
         }
@@ -601,10 +686,14 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
     {
         static_assert(kUnroll == 4, "the pairs below");
         constexpr long long kK = (long long)kUnroll * kVec;
-        if constexpr (kOmit) { /* batches of at most 16 elements: the 16-bit floats' round in two */
-            constexpr int kPer = kVec >= 8 ? 2 : kUnroll;
+        if constexpr (kOmit) { /* omit_batch's batches of at most 16 elements (the 16-bit floats' round in two); the
+                                  packed one takes the round whole */
+            constexpr int kPer = kVec >= 8 && !kPacked16 ? 2 : kUnroll;
 #pragma unroll
-            for (int u = 0; u < kUnroll; u += kPer) omit_batch<kPer>(t, &v[u]);
+            for (int u = 0; u < kUnroll; u += kPer) {
+                if constexpr (kPacked16) omit_batch16<kPer>(t, &v[u]);
+                else omit_batch<kPer>(t, &v[u]);
+            }
             return;
         }
         if constexpr (is_narrow_int<In>::value) {
