@@ -11,7 +11,8 @@
  * under each DREDUCE_PILOT mode, with 7 q (the pilot's intervals in the kernel's parameters), and with q = 0, 1/2, 1
  * and with the median alone (up to 4 intervals: in registers, their unused places at the greatest key, which q = 1's
  * interval reaches); on random 32- and 64-bit data the pilot must hold (its brackets reach -inf and +inf for q = 0
- * and 1: an interval from key 0, below -inf's, counted nothing on the GPU and the pilot always missed). */
+ * and 1: an interval from key 0, below -inf's, counted nothing on the GPU and the pilot always missed). Last,
+ * float32 and bfloat16 histograms over a range wider than FLT_MAX, where x - first overflows float32. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -293,6 +294,57 @@ int main(int argc, char **argv)
                 free(whole);
             }
         }
+    }
+    /* A float range wider than FLT_MAX: its width is a float64 (an explicit range), so the fast estimate applies,
+     * and x - first overflows float32 for the elements above about 4e37, whose estimate must start from bin 0 as
+     * dr_hist_bin_*'s does (kernels/distrib.cu, hist_slow) */
+    for (int ti = 0; ti < 2; ++ti) {
+        const dr_dtype_t t = ti ? DR_BFLOAT16 : DR_FLOAT32;
+        const size_t es = dreduce_dtype_size(t);
+        const uint64_t n = 65537;
+        static const double wide[2] = {-3e38, 3e38};
+        static const uint32_t wide_bins[3] = {3, 10, 4096};
+        unsigned char *whole = malloc(n * es);
+        uint64_t s = 0x9e3779b97f4a7c15ull;
+        for (uint64_t i = 0; i < n; ++i) { /* the same on every rank: uniform over (-3.3e38, 3.3e38) */
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            const float v = (float)(((double)(s >> 11) / 9007199254740992.0 - 0.5) * 6.6e38);
+            uint32_t bits;
+            memcpy(&bits, &v, 4);
+            const uint16_t top = (uint16_t)(bits >> 16);
+            if (t == DR_FLOAT32) memcpy(whole + i * 4, &bits, 4);
+            else memcpy(whole + i * 2, &top, 2);
+        }
+        uint64_t first, mine;
+        dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
+        void *d_part;
+        CUDA_OK(cudaMalloc(&d_part, mine * es + 16));
+        CUDA_OK(cudaMemcpy(d_part, whole + first * es, mine * es, cudaMemcpyHostToDevice));
+        for (int bi = 0; bi < 3; ++bi) {
+            const uint32_t bins = wide_bins[bi];
+            char label[96];
+            snprintf(label, sizeof label, "%s wide n=%llu bins=%u range -3e38,3e38 np=%d", dreduce_dtype_name(t),
+                     (unsigned long long)n, bins, nranks);
+            hist_t ref = {0}, got = {0};
+            ref.counts = malloc(bins * 8);
+            ref.edges = malloc((bins + 1) * 8);
+            got.counts = malloc(bins * 8);
+            got.edges = malloc((bins + 1) * 8);
+            ref.st = dreduce_histogram(cpu, whole, n, t, bins, wide, ref.counts, ref.edges, &ref.info);
+            for (int b = 0; b < 3; ++b) {
+                char what[32];
+                snprintf(what, sizeof what, "device block %d", blocks[b]);
+                memset(got.counts, 0xa5, bins * 8); /* poison */
+                got.st = dreduce_histogram(gpu[b], d_part, mine, t, bins, wide, got.counts, got.edges, &got.info);
+                check_hist(what, label, &ref, &got, bins, rank);
+            }
+            free(ref.counts);
+            free(ref.edges);
+            free(got.counts);
+            free(got.edges);
+        }
+        CUDA_OK(cudaFree(d_part));
+        free(whole);
     }
     int all_fail = 0;
     MPI_Allreduce(&failures, &all_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
