@@ -251,6 +251,35 @@ template <> struct counter_t<false> {
 
 constexpr int kVecs = 4; // 16-byte vectors in flight per thread
 
+// The array's walk, the same in count_kernel and range_kernel: the elements before the first 16-byte boundary
+// (head, one a thread), whole vectors from there (nvec, a warp's steps), then the tail from tail_from.
+template <typename T> struct walk_t {
+    uint64_t head, nvec, tail_from;
+    __device__ walk_t(const void *in, uint64_t n)
+    {
+        constexpr int kPer = 16 / sizeof(T);
+        const uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
+        head = mis ? (uint64_t)min((uint64_t)(kPer - mis), n) : 0;
+        nvec = (n - head) / kPer;
+        tail_from = head + nvec * kPer;
+    }
+};
+
+// A warp step's vectors for this lane, read once (streaming): vector base + 32 u + lane for u < kVecs, so that the
+// lanes of a warp read 32 consecutive vectors at a time; past nvec (a warp's last step, not Whole) zeros, which the
+// caller leaves uncounted. count_kernel and range_kernel walk the array alike.
+template <bool Whole>
+__device__ __forceinline__ void load_step(uint4 (&u)[kVecs], const uint4 *v, uint64_t base, uint64_t lane,
+                                          uint64_t nvec)
+{
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+        const uint64_t i = base + (uint64_t)k * 32 + lane;
+        if (Whole || i < nvec) u[k] = __ldcs(v + i);
+        else u[k] = make_uint4(0, 0, 0, 0);
+    }
+}
+
 // A digit pass that also keeps the elements in play, so the later passes read those alone. A warp reserves room
 // kKeepChunk<T> elements at a time (one atomic per chunk: one per element, or per warp step, would all meet on one
 // counter), fills it in order, and pads what is left of its last chunk with `pad`, an element no later pass has in
@@ -371,11 +400,8 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
 
     const T *x = (const T *)in;
     constexpr int kPer = 16 / sizeof(T), kGroup = kPer < 4 ? kPer : 4;
-    // Elements before the first 16-byte boundary, then whole vectors, then the tail.
-    const uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
-    const uint64_t head = mis ? (uint64_t)min((uint64_t)(kPer - mis), n) : 0;
-    const uint64_t nvec = (n - head) / kPer;
-    const uint64_t tail_from = head + nvec * kPer;
+    const walk_t<T> walk(in, n);
+    const uint64_t head = walk.head, nvec = walk.nvec, tail_from = walk.tail_from;
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
     // The slots of elements in play (kept by a keeping pass) lie below play_end: a digit pass's groups (not NaN, at
@@ -408,12 +434,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
             uint4 u[kVecs];
             T e[kStep];
         } w;
-#pragma unroll
-        for (int u = 0; u < kVecs; ++u) {
-            const uint64_t i = base + (uint64_t)u * 32 + lane;
-            if (decltype(whole)::value || i < nvec) w.u[u] = __ldcs(v + i); // read once: streaming
-            else w.u[u] = make_uint4(0, 0, 0, 0); // past the end: slotted below, then skipped
-        }
+        load_step<decltype(whole)::value>(w.u, v, base, lane, nvec); // past the end: slotted, then skipped
 #pragma unroll
         for (int g0 = 0; g0 < kGroups; g0 += kUnitGroups) {
             uint32_t keep = 0;
@@ -604,10 +625,8 @@ __global__ void __launch_bounds__(512, 2)
         count_nan<V>(v, c.nan);
     };
     const T *x = (const T *)in;
-    const uint64_t mis = ((uintptr_t)in & 15u) / sizeof(T);
-    const uint64_t head = mis ? (uint64_t)min((uint64_t)(kPer - mis), n) : 0;
-    const uint64_t nvec = (n - head) / kPer;
-    const uint64_t tail_from = head + nvec * kPer;
+    const walk_t<T> walk(in, n);
+    const uint64_t head = walk.head, nvec = walk.nvec, tail_from = walk.tail_from;
     const uint64_t tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const uint64_t nthreads = (uint64_t)gridDim.x * blockDim.x;
     const bool keeping = out != nullptr;
@@ -626,12 +645,7 @@ __global__ void __launch_bounds__(512, 2)
             uint4 u[kVecs];
             T e[kStep];
         } w;
-#pragma unroll
-        for (int u = 0; u < kVecs; ++u) {
-            const uint64_t i = base + (uint64_t)u * 32 + lane;
-            if (decltype(whole)::value || i < nvec) w.u[u] = __ldcs(v + i); // read once: streaming
-            else w.u[u] = make_uint4(0, 0, 0, 0);                      // past the end: neither counted nor kept
-        }
+        load_step<decltype(whole)::value>(w.u, v, base, lane, nvec); // past the end: neither counted nor kept
         if (decltype(whole)::value) c.total += kStep;
         // A unit at a time, one vote a unit: the pilot's intervals hold about 2% of the data, so a lane keeps 0 to 2
         // elements a unit.

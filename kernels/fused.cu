@@ -81,30 +81,18 @@ template <class C> __device__ __forceinline__ C cmax(C a, C b)
 /* Two float16 (bfloat16) pairs' elementwise min and max (min.f16x2, min.bf16x2, sm_80 on: a NaN operand gives the
  * other, as min.f32; -0.0 below +0.0). */
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
-__device__ __forceinline__ uint32_t f16x2_min(uint32_t a, uint32_t b)
-{
-    uint32_t d;
-    asm("min.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-}
-__device__ __forceinline__ uint32_t f16x2_max(uint32_t a, uint32_t b)
-{
-    uint32_t d;
-    asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-}
-__device__ __forceinline__ uint32_t bf16x2_min(uint32_t a, uint32_t b)
-{
-    uint32_t d;
-    asm("min.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-}
-__device__ __forceinline__ uint32_t bf16x2_max(uint32_t a, uint32_t b)
-{
-    uint32_t d;
-    asm("max.bf16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
-    return d;
-}
+#define DR_HALF2_OP(name, insn)                                                                                \
+    __device__ __forceinline__ uint32_t name(uint32_t a, uint32_t b)                                           \
+    {                                                                                                          \
+        uint32_t d;                                                                                            \
+        asm(insn " %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));                                                   \
+        return d;                                                                                              \
+    }
+DR_HALF2_OP(f16x2_min, "min.f16x2")
+DR_HALF2_OP(f16x2_max, "max.f16x2")
+DR_HALF2_OP(bf16x2_min, "min.bf16x2")
+DR_HALF2_OP(bf16x2_max, "max.bf16x2")
+#undef DR_HALF2_OP
 #endif
 /* NaN policy OMIT's min and max of a running value (never NaN) and an element that may be NaN (then left out: the
  * running value): cmin's and cmax's order, -0.0 below +0.0, without their NaN rule (for float one instruction,
