@@ -147,8 +147,8 @@ __device__ __forceinline__ uint32_t hist_exact(const dr_count_pass_t &p, const v
 // The slot of an element the fast estimate did not settle, from that estimate's bin `est` (f's floor): the range
 // and NaN tests, then NumPy's correction against the edges, which is all dr_hist_bin_* does after an estimate made
 // the same way (its truncation of a finite f, inside the range f >= 0, is est; kept to bins - 1 as dr_hist_trunc
-// keeps it; an infinite f, 0, as it takes it), with no conversion to double and back. Where the plan's estimate is
-// the exact one, dr_hist_bin_* whole.
+// keeps it), with no conversion to double and back. Where the plan's estimate is the exact one (among others, a
+// float32 range wider than FLT_MAX, where x - first can overflow), dr_hist_bin_* whole.
 template <dr_dtype_t DT>
 __device__ __forceinline__ uint32_t hist_slow(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
                                               typename elem<DT>::T x, uint32_t est)
@@ -164,10 +164,7 @@ __device__ __forceinline__ uint32_t hist_slow(const dr_count_pass_t &p, const hi
     if (v < lo) return bins;
     if (v > hi) return bins + 1u;
     const V *e = (const V *)edges;
-    // An estimate past bins inside the range: v - first overflowed the estimate's type (a float range wider than
-    // FLT_MAX), and dr_hist_trunc takes that infinite f as bin 0, where the correction then starts. (In double the
-    // overflow leaves est 0, the same start.)
-    uint32_t i = est > bins ? 0u : min(est, bins - 1u);
+    uint32_t i = min(est, bins - 1u);
     if (v < e[i]) {
         if (i == 0) return bins; // dr_hist_bin_*'s -1 (an element below a first edge rounded up): below
         --i;

@@ -8,7 +8,8 @@
  * edges (an element below its bin's left edge goes down one, one at or past the next edge up one, the last bin
  * closed). The estimate's arithmetic is reproduced here to the rounding, since the correction moves only by one:
  * where NumPy's estimate is off by more (float16 with thousands of bins), NumPy's answer is what that arithmetic
- * gives, and so is ours.
+ * gives, and so is ours. Where NumPy's difference x - first overflows the bin type (np.histogram then raises
+ * IndexError), the edges decide (dr_hist_search).
  *
  * Quantiles select by key: each element maps to an unsigned key whose order is NumPy's sort order (-inf < ... <
  * -0.0 == +0.0 < ... < +inf; NaN is counted apart), a radix select finds the keys at given ranks digit by digit,
@@ -123,6 +124,24 @@ DR_HD int64_t dr_hist_trunc(double f, uint32_t bins)
         if ((i) != (int64_t)(bins) - 1 && (x) >= (edges)[(i) + 1]) ++(i);                                      \
     } while (0)
 
+/* The bin the edges define for x inside the range: the last i < bins with edges[i] <= x (the last bin closed). An
+ * element whose x - first overflows the bin type (a float16 range wider than 65504, a float32 or bfloat16 one wider
+ * than FLT_MAX) takes it: NumPy's estimate is then infinite, and np.histogram raises IndexError indexing its edges
+ * with the integer conversion of inf; dreduce answers by the edges, whose bins are well defined there. */
+DR_HD int64_t dr_hist_search(const float *edges, uint32_t bins, float x)
+{
+    uint32_t lo = 0, hi = bins - 1; /* edges[lo] <= x throughout: edges[0] is first */
+    while (lo < hi) {
+        const uint32_t mid = hi - (hi - lo) / 2;
+        if (edges[mid] <= x) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Where float16's difference x - first (exact in float32) rounds to inf as a float16. */
+#define DR_F16_DIFF_OVERFLOWS(d) ((d) >= 65520.0f)
+
 /* The bin of x, a value of a float16 (held as float), float32 or float64 array; DR_HIST_* outside the bins. */
 DR_HD int64_t dr_hist_bin_f16(const dr_hist_plan_t *p, const float *edges, float x)
 {
@@ -130,15 +149,17 @@ DR_HD int64_t dr_hist_bin_f16(const dr_hist_plan_t *p, const float *edges, float
     const float first = (float)p->first;
     if (x < first) return DR_HIST_BELOW;
     if (x > (float)p->last) return DR_HIST_ABOVE;
+    const float d32 = dr_fsub(x, first); /* exact in float32 for halves */
     double f;
     if (!p->exact_estimate) {
-        const float ff = dr_fmul(dr_fsub(x, first), (float)p->scale); /* x - first exact in float32 for halves */
+        const float ff = dr_fmul(d32, (float)p->scale);
         const int32_t i = (int32_t)ff;
         const float fr = ff - (float)i;
         if (fr > (float)p->margin && fr < 1.0f - (float)p->margin && i < (int32_t)p->bins) return i;
-        f = (double)ff;
+        f = (double)ff; /* within one bin of the edges' bin, also where NumPy's float16 difference overflows */
     } else {
-        const float d = dr_round_f16(dr_fsub(x, first));
+        if (DR_F16_DIFF_OVERFLOWS(d32)) return dr_hist_search(edges, p->bins, x);
+        const float d = dr_round_f16(d32);
         f = p->in_type ? (double)dr_round_f16(dr_fmul(dr_round_f16(dr_fdiv(d, (float)p->denom)), (float)p->bins_t))
                        : dr_dmul(dr_ddiv((double)d, p->denom), (double)p->bins);
     }
@@ -154,6 +175,7 @@ DR_HD int64_t dr_hist_bin_f32(const dr_hist_plan_t *p, const float *edges, float
     if (x < first) return DR_HIST_BELOW;
     if (x > (float)p->last) return DR_HIST_ABOVE;
     const float d = dr_fsub(x, first);
+    if (d > 3.40282347e38f) return dr_hist_search(edges, p->bins, x); /* inf (hist_plan: the exact estimate then) */
     double f;
     if (!p->exact_estimate) {
         const float ff = dr_fmul(d, (float)p->scale);

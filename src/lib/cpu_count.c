@@ -75,7 +75,8 @@ static void f16_exact_slots(const dr_hist_plan_t *h, const float *edges, const f
     double f[DR_COUNT_BLOCK];
     const dr_cpu_lanes_t *lanes = dr_cpu_lanes();
     const float first = (float)h->first, last = (float)h->last;
-    for (size_t i = 0; i < m; ++i) t[i] = x[i] - first; /* outside the range or NaN: computed, not used */
+    float d[DR_COUNT_BLOCK];
+    for (size_t i = 0; i < m; ++i) t[i] = d[i] = x[i] - first; /* outside the range or NaN: computed, not used */
     lanes->round_f16(t, m);
     if (h->in_type) {
         const float denom = (float)h->denom, bins_t = (float)h->bins_t;
@@ -96,6 +97,8 @@ static void f16_exact_slots(const dr_hist_plan_t *h, const float *edges, const f
             bin = DR_HIST_BELOW;
         } else if (v > last) {
             bin = DR_HIST_ABOVE;
+        } else if (DR_F16_DIFF_OVERFLOWS(d[i])) {
+            bin = dr_hist_search(edges, h->bins, v); /* as dr_hist_bin_f16 */
         } else {
             bin = dr_hist_trunc(f[i], h->bins);
             DR_HIST_CORRECT(bin, v, edges, h->bins);

@@ -157,14 +157,22 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
                              dr_hist_plan_t *p, double *edges)
 {
     DR_CHECK(hist_plan_numpy(dtype, bins, range, st, p, edges));
+    const char *bt = p->type == DR_HT_F16 ? "float16" : p->type == DR_HT_F32 ? "float32" : "float64";
+    /* the automatic range of float data makes its edges in the data's type: a width past the type's largest value
+     * makes them NaN and inf, which NumPy 2 refuses as below */
+    if (!isfinite(p->denom)) {
+        dr_error("the range [%.17g, %.17g] is wider than %s, NumPy's bin type for %s data, can hold, and so are its "
+                 "edges (NumPy: Too many bins for data range. Cannot create %u finite-sized bins.); give %s",
+                 p->first, p->last, bt, dr_dtype_name(dtype), bins, DR_NAME("range", "--range"));
+        return DR_ERR_USAGE;
+    }
     /* NumPy 2 refuses edges that do not increase (too many bins for the range in the bin type's precision): a bin
      * of no width would count nothing, or what its neighbour counts */
     for (uint32_t i = 0; i < bins; ++i)
         if (!(edges[i] < edges[i + 1])) {
             dr_error("%u bins over [%.17g, %.17g] are too many for the range in %s, NumPy's bin type for %s data: "
                      "edges %u and %u are both %.9g (NumPy: Too many bins for data range. Cannot create %u "
-                     "finite-sized bins.); give fewer bins or a wider range", bins, edges[0], edges[bins],
-                     p->type == DR_HT_F16 ? "float16" : p->type == DR_HT_F32 ? "float32" : "float64",
+                     "finite-sized bins.); give fewer bins or a wider range", bins, edges[0], edges[bins], bt,
                      dr_dtype_name(dtype), i, i + 1, edges[i], bins);
             return DR_ERR_USAGE;
         }
@@ -173,8 +181,11 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
     /* float16 and float32 bins estimate in float32: a scale past FLT_MAX (a range narrower than bins * 2.9e-39,
      * subnormal data) would be inf there */
     const double scale_max = p->type == DR_HT_F64 ? DBL_MAX : FLT_MAX;
+    /* a float32 range wider than FLT_MAX: x - first overflows for some elements, which dr_hist_bin_f32 bins by the
+     * edges (dr_hist_search); the fast estimate would make inf of them where the kernels and CPU lanes convert it */
+    const int f32_overflows = p->type == DR_HT_F32 && isinf((float)p->last - (float)p->first);
     p->exact_estimate = !(isfinite(p->scale) && p->scale > 0 && p->scale <= scale_max &&
-                          (double)bins * 8.0 * ulp < 0.5);
+                          (double)bins * 8.0 * ulp < 0.5) || f32_overflows;
     /* The margin, in bins, twice over: the edges' rounding (linspace's steps and the rounding to the bin type, a
      * few units of the last place of the largest end; float16 also rounds the step's index), the fast estimate's
      * (three roundings of the bin type's float32 or float64 arithmetic). */

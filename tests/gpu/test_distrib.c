@@ -12,7 +12,8 @@
  * and with the median alone (up to 4 intervals: in registers, their unused places at the greatest key, which q = 1's
  * interval reaches); on random 32- and 64-bit data the pilot must hold (its brackets reach -inf and +inf for q = 0
  * and 1: an interval from key 0, below -inf's, counted nothing on the GPU and the pilot always missed). Last,
- * float32 and bfloat16 histograms over a range wider than FLT_MAX, where x - first overflows float32. */
+ * histograms over a range wider than the bin type holds (float32 and bfloat16: FLT_MAX; float16: 65504), where
+ * x - first overflows it and the edges decide. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -295,25 +296,25 @@ int main(int argc, char **argv)
             }
         }
     }
-    /* A float range wider than FLT_MAX: its width is a float64 (an explicit range), so the fast estimate applies,
-     * and x - first overflows float32 for the elements above about 4e37, whose estimate must start from bin 0 as
-     * dr_hist_bin_*'s does (kernels/distrib.cu, hist_slow) */
-    for (int ti = 0; ti < 2; ++ti) {
-        const dr_dtype_t t = ti ? DR_BFLOAT16 : DR_FLOAT32;
+    /* A range wider than the bin type holds (float32 and bfloat16: wider than FLT_MAX; float16: wider than 65504):
+     * x - first overflows for the elements in its upper part, which dr_hist_bin_* bins by the edges
+     * (dr_hist_search); float16 with 10 bins through the fast estimate, with 300 through NumPy's own */
+    for (int ti = 0; ti < 3; ++ti) {
+        const dr_dtype_t t = ti == 0 ? DR_FLOAT32 : ti == 1 ? DR_BFLOAT16 : DR_FLOAT16;
         const size_t es = dreduce_dtype_size(t);
         const uint64_t n = 65537;
-        static const double wide[2] = {-3e38, 3e38};
-        static const uint32_t wide_bins[3] = {3, 10, 4096};
+        const double wide[2] = {t == DR_FLOAT16 ? -40000.0 : -3e38, t == DR_FLOAT16 ? 40000.0 : 3e38};
+        const uint32_t wide_bins[3] = {3, 10, t == DR_FLOAT16 ? 300 : 4096};
         unsigned char *whole = malloc(n * es);
         uint64_t s = 0x9e3779b97f4a7c15ull;
-        for (uint64_t i = 0; i < n; ++i) { /* the same on every rank: uniform over (-3.3e38, 3.3e38) */
+        for (uint64_t i = 0; i < n; ++i) { /* the same on every rank: uniform over 1.1 times the range */
             s = s * 6364136223846793005ull + 1442695040888963407ull;
-            const float v = (float)(((double)(s >> 11) / 9007199254740992.0 - 0.5) * 6.6e38);
+            const float v = (float)(((double)(s >> 11) / 9007199254740992.0 - 0.5) * 2.2 * wide[1]);
             uint32_t bits;
             memcpy(&bits, &v, 4);
-            const uint16_t top = (uint16_t)(bits >> 16);
+            const uint16_t top = (uint16_t)(bits >> 16), half = f32_to_f16_bits(v);
             if (t == DR_FLOAT32) memcpy(whole + i * 4, &bits, 4);
-            else memcpy(whole + i * 2, &top, 2);
+            else memcpy(whole + i * 2, t == DR_BFLOAT16 ? &top : &half, 2);
         }
         uint64_t first, mine;
         dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
@@ -323,8 +324,8 @@ int main(int argc, char **argv)
         for (int bi = 0; bi < 3; ++bi) {
             const uint32_t bins = wide_bins[bi];
             char label[96];
-            snprintf(label, sizeof label, "%s wide n=%llu bins=%u range -3e38,3e38 np=%d", dreduce_dtype_name(t),
-                     (unsigned long long)n, bins, nranks);
+            snprintf(label, sizeof label, "%s wide n=%llu bins=%u range %g,%g np=%d", dreduce_dtype_name(t),
+                     (unsigned long long)n, bins, wide[0], wide[1], nranks);
             hist_t ref = {0}, got = {0};
             ref.counts = malloc(bins * 8);
             ref.edges = malloc((bins + 1) * 8);

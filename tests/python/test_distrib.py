@@ -85,7 +85,7 @@ HUGE = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028
         "float64": 1.7976931348623157e308}
 INT_DATA = ["random", "equal", "two", "sorted", "reversed", "extremes", "one", "empty"]
 FLOAT_DATA = ["random", "equal", "two", "sorted", "reversed", "inf", "nan", "zeros", "zeros_mixed", "subnormal",
-              "huge", "one", "empty"]
+              "huge", "wide", "one", "empty"]
 BOOL_DATA = ["random", "equal", "sorted", "reversed", "one", "empty"]
 
 
@@ -146,6 +146,8 @@ def whole_array(dtype, ds):
         v = rng.integers(-300, 301, n) * TINY[dtype]
     elif ds == "huge":
         v = rng.uniform(0.5, 0.99, n) * big
+    elif ds == "wide":  # both signs: x - lo overflows the type inside the data's range (overflowing_histogram)
+        v = rng.uniform(-0.9, 0.9, n) * big
     if dtype == "bfloat16":
         return bf16_bits(v)
     return v.astype(dtype)
@@ -197,9 +199,8 @@ def np2_linspace(first, last, bins, dt, out_type):
     return y.astype(out_type)
 
 
-def np2_histogram(x, bins, rng):
-    """np.histogram(x, bins, rng) of NumPy 2 (numpy/lib/_histograms_impl.py, uniform bins), for x of a native int
-    or float dtype. Raises what NumPy would (an index past the edges where its estimate overflows)."""
+def np2_edges(x, bins, rng):
+    """(first, last, scalars, bin_type, edges) of np.histogram(x, bins, rng) in NumPy 2, before it checks them."""
     kind = x.dtype.kind
     bin_type = x.dtype.type if kind == "f" else np.float64
     if rng is not None:
@@ -217,7 +218,16 @@ def np2_histogram(x, bins, rng):
         else:  # Python numbers, and integer scalars (which become float64 ones)
             first, last, scalars = float(first) - 0.5, float(last) + 0.5, "float64"
     dt = bin_type if scalars == "numpy" and kind == "f" else np.float64
-    edges = np2_linspace(first, last, bins, dt, bin_type)
+    with np.errstate(all="ignore"):
+        edges = np2_linspace(first, last, bins, dt, bin_type)
+    return first, last, scalars, bin_type, edges
+
+
+def np2_histogram(x, bins, rng):
+    """np.histogram(x, bins, rng) of NumPy 2 (numpy/lib/_histograms_impl.py, uniform bins), for x of a native int
+    or float dtype. Raises what NumPy would (an index past the edges where its estimate overflows)."""
+    kind = x.dtype.kind
+    first, last, scalars, bin_type, edges = np2_edges(x, bins, rng)
     if np.any(edges[:-1] >= edges[1:]):
         raise ValueError(f"Too many bins for data range. Cannot create {bins} finite-sized bins.")
     # keep = (x >= first) & (x <= last): in the float type against Python floats (NEP 50: they are weak), exactly
@@ -259,9 +269,31 @@ def ref_histogram(x, bins, rng):
         return np2_histogram(x, bins, rng)
 
 
+def overflowing_histogram(x, bins, rng):
+    """Where NumPy's x - first overflows the bin type for an element inside an explicit range (a float16 range wider
+    than 65504, a float32 one wider than FLT_MAX), np.histogram raises IndexError (it indexes its edges with the
+    integer conversion of inf); dreduce then bins by the edges (src/common/distrib.h, dr_hist_search). Those bins,
+    with NumPy's edges, computed here by a search of the edges; None where no difference overflows."""
+    if rng is None or x.dtype.kind != "f" or rng[0] == rng[1]:
+        return None
+    bt = x.dtype.type
+    first, last = float(rng[0]), float(rng[1])
+    with np.errstate(all="ignore"):
+        tmp = x[(x >= _arr(first, bt)) & (x <= _arr(last, bt))]
+        if not np.isinf(np.subtract(tmp, _arr(first, bt), dtype=bt)).any():
+            return None
+    edges = np2_linspace(first, last, bins, np.float64, bt)
+    idx = np.minimum(np.searchsorted(edges, tmp, side="right") - 1, bins - 1)
+    return np.bincount(idx, minlength=bins).astype(np.intp), edges
+
+
 def too_many_bins(x, bins, rng):
-    """NumPy 2's refusal of edges that do not increase (judged by np2_histogram, which every NumPy runs)."""
+    """NumPy 2's refusal of edges that do not increase (judged by np2_histogram, which every NumPy runs), and
+    dreduce's of edges that are not finite (a range wider than the bin type holds: NumPy 2 refuses those edges too,
+    as too many bins, but for one bin, whose first edge is NaN)."""
     try:
+        if not np.isfinite(np2_edges(x, bins, rng)[4]).all():
+            return True
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             np2_histogram(x, bins, rng)
@@ -363,11 +395,17 @@ def check_histogram(ctx, name, dtype, whole, part, bins, r, x):
     info = ctx.dist_info()
     if not expects_hist(ctx):
         return T.check(name, got is None and not info["valid"], f"got {got!r} on rank {RANK}, expected None")
+    wide = overflowing_histogram(x, bins, r)
     try:
         want_c, want_e = ref_histogram(x, bins, r)
+        if wide is not None:
+            T.fail(name, "NumPy answered where its difference overflows (overflowing_histogram's premise)")
     except (IndexError, ValueError) as e:
-        return note(f"{name}: NumPy itself raises {type(e).__name__} ({e}); dreduce's answer not checked")
-    if NP2:
+        if wide is None or not isinstance(e, IndexError):
+            return note(f"{name}: NumPy itself raises {type(e).__name__} ({e}); dreduce's answer not checked")
+        name += " (NumPy: IndexError, its x - first overflows; the edges' bins)"
+        want_c, want_e = wide
+    if NP2 and wide is None:
         try:
             emu = np2_histogram(x, bins, r)
             T.check(name + " (reference: np2_histogram == np.histogram)",
