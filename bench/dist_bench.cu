@@ -165,10 +165,13 @@ static void hist_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tname, 
                 g_fail = 1;
             }
             const double gb = (double)(n * sizeof(T)) / 1e6;
+            /* the last call's own split: its counting pass (the kernel and the wait for it) and the rest of
+             * the call (arguments' agreement, edges, counts back, combine) */
             printf("hist      %-8s 2^%d %-7s B=%-6d ours %8.3f ms %7.0f GB/s  CUB %8.3f ms %7.0f GB/s  x%5.2f  "
-                   "reads %4.2f  of read-bw %5.1f%%\n",
+                   "reads %4.2f  of read-bw %5.1f%%  (pass %.3f, rest %.3f ms)\n",
                    tname, log2n, one ? "one-bin" : "uniform", bins, t_ours, gb / t_ours, t_cub, gb / t_cub,
-                   t_cub / t_ours, t_ours / rd, 100.0 * rd / t_ours);
+                   t_cub / t_ours, t_ours / rd, 100.0 * rd / t_ours, info.pass_local_ms[0],
+                   info.total_ms - info.pass_local_ms[0]);
             CK(cudaFree(d_hist));
         }
     }
