@@ -149,7 +149,9 @@ DR_HD int64_t dr_hist_bin_f16(const dr_hist_plan_t *p, const float *edges, float
     const float first = (float)p->first;
     if (x < first) return DR_HIST_BELOW;
     if (x > (float)p->last) return DR_HIST_ABOVE;
-    const float d32 = dr_fsub(x, first); /* exact in float32 for halves */
+    const float d32 = dr_fsub(x, first); /* exact in float32 for halves but far apart (a rounding NumPy's float16
+                                             loop, in float32, makes too); overflows as a half exactly where NumPy's
+                                             difference does */
     double f;
     if (!p->exact_estimate) {
         const float ff = dr_fmul(d32, (float)p->scale);

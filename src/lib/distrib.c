@@ -158,12 +158,12 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
 {
     DR_CHECK(hist_plan_numpy(dtype, bins, range, st, p, edges));
     const char *bt = p->type == DR_HT_F16 ? "float16" : p->type == DR_HT_F32 ? "float32" : "float64";
-    /* the automatic range of float data makes its edges in the data's type: a width past the type's largest value
-     * makes them NaN and inf, which NumPy 2 refuses as below */
+    /* a width past the bin type's largest value (the automatic range of float data, whose edges NumPy makes in
+     * the data's type; an explicit float64 or integer range wider than DBL_MAX) makes edges of NaN and inf */
     if (!isfinite(p->denom)) {
         dr_error("the range [%.17g, %.17g] is wider than %s, NumPy's bin type for %s data, can hold, and so are its "
-                 "edges (NumPy: Too many bins for data range. Cannot create %u finite-sized bins.); give %s",
-                 p->first, p->last, bt, dr_dtype_name(dtype), bins, DR_NAME("range", "--range"));
+                 "edges (NumPy: NaN and inf edges, refused as too many bins but for one bin); give %s",
+                 p->first, p->last, bt, dr_dtype_name(dtype), DR_NAME("range", "--range"));
         return DR_ERR_USAGE;
     }
     /* NumPy 2 refuses edges that do not increase (too many bins for the range in the bin type's precision): a bin
@@ -808,17 +808,10 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
     const uint64_t *res = NULL;
     if (s == DR_OK) {
         const size_t words = (size_t)dr_count_words(&pass);
-        /* A local failure of the edges' copy is this rank's: it still joins the pass (run_pass with a failed
-         * source: count 0). */
-        source_t none = *src;
-        if (local != DR_OK) {
-            none.in = NULL;
-            none.buf = NULL;
-            none.count = 0;
-        }
+        /* A local failure of the edges' copy is this rank's: it still joins the pass's combine, as a failed pass
+         * (forced: its counts zero and its head saying so, so that every rank's result is the error) */
         const uint64_t *loc = NULL;
-        s = run_pass(ctx, local == DR_OK ? src : &none, &pass, host_edges, words, 0, NULL, 0, &res, &loc, DR_OK, &tm);
-        if (s == DR_OK) s = local;
+        s = run_pass(ctx, src, &pass, host_edges, words, 0, NULL, 0, &res, &loc, local, &tm);
         if (s == DR_OK && loc) info->local_nan_count = loc[bins + 2];
     }
     if (s == DR_OK && res) {

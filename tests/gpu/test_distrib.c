@@ -298,13 +298,16 @@ int main(int argc, char **argv)
     }
     /* A range wider than the bin type holds (float32 and bfloat16: wider than FLT_MAX; float16: wider than 65504):
      * x - first overflows for the elements in its upper part, which dr_hist_bin_* bins by the edges
-     * (dr_hist_search); float16 with 10 bins through the fast estimate, with 300 through NumPy's own */
-    for (int ti = 0; ti < 3; ++ti) {
+     * (dr_hist_search); float16 with 10 bins through the fast estimate, with 300 and 4000 through NumPy's own (over
+     * (-32753, 32768), 65521 wide, the top elements alone overflow, and NumPy's estimate of the others, off the
+     * edges' bin at 4000 bins, decides theirs) */
+    for (int ti = 0; ti < 4; ++ti) {
         const dr_dtype_t t = ti == 0 ? DR_FLOAT32 : ti == 1 ? DR_BFLOAT16 : DR_FLOAT16;
         const size_t es = dreduce_dtype_size(t);
         const uint64_t n = 65537;
-        const double wide[2] = {t == DR_FLOAT16 ? -40000.0 : -3e38, t == DR_FLOAT16 ? 40000.0 : 3e38};
-        const uint32_t wide_bins[3] = {3, 10, t == DR_FLOAT16 ? 300 : 4096};
+        const double wide[2] = {ti == 3 ? -32753.0 : t == DR_FLOAT16 ? -40000.0 : -3e38,
+                                ti == 3 ? 32768.0 : t == DR_FLOAT16 ? 40000.0 : 3e38};
+        const uint32_t wide_bins[3] = {ti == 3 ? 4000 : 3, 10, t == DR_FLOAT16 ? 300 : 4096};
         unsigned char *whole = malloc(n * es);
         uint64_t s = 0x9e3779b97f4a7c15ull;
         for (uint64_t i = 0; i < n; ++i) { /* the same on every rank: uniform over 1.1 times the range */

@@ -272,36 +272,44 @@ def ref_histogram(x, bins, rng):
 def overflowing_histogram(x, bins, rng):
     """Where NumPy's x - first overflows the bin type for an element inside an explicit range (a float16 range wider
     than 65504, a float32 one wider than FLT_MAX), np.histogram raises IndexError (it indexes its edges with the
-    integer conversion of inf); dreduce then bins by the edges (src/common/distrib.h, dr_hist_search). Those bins,
-    with NumPy's edges, computed here by a search of the edges; None where no difference overflows."""
+    integer conversion of inf); dreduce then bins those elements by the edges (src/common/distrib.h, dr_hist_search)
+    and the others as NumPy does. Those counts, with NumPy's edges; None where no difference overflows."""
     if rng is None or x.dtype.kind != "f" or rng[0] == rng[1]:
         return None
     bt = x.dtype.type
     first, last = float(rng[0]), float(rng[1])
     with np.errstate(all="ignore"):
         tmp = x[(x >= _arr(first, bt)) & (x <= _arr(last, bt))]
-        if not np.isinf(np.subtract(tmp, _arr(first, bt), dtype=bt)).any():
-            return None
+        sub = np.subtract(tmp, _arr(first, bt), dtype=bt)
+    ovf = np.isinf(sub)
+    if not ovf.any():
+        return None
     edges = np2_linspace(first, last, bins, np.float64, bt)
-    idx = np.minimum(np.searchsorted(edges, tmp, side="right") - 1, bins - 1)
-    return np.bincount(idx, minlength=bins).astype(np.intp), edges
+    # the others as NumPy bins them (np2_histogram's steps for an explicit range)
+    t = tmp[~ovf]
+    idx = ((sub[~ovf].astype(np.float64) / np.float64(last - first)) * np.float64(bins)).astype(np.intp)
+    idx[idx == bins] -= 1
+    idx[t < edges[idx]] -= 1
+    idx[(t >= edges[idx + 1]) & (idx != bins - 1)] += 1
+    found = np.minimum(np.searchsorted(edges, tmp[ovf], side="right") - 1, bins - 1)
+    return np.bincount(np.concatenate([idx, found]), minlength=bins).astype(np.intp), edges
 
 
 def too_many_bins(x, bins, rng):
-    """NumPy 2's refusal of edges that do not increase (judged by np2_histogram, which every NumPy runs), and
-    dreduce's of edges that are not finite (a range wider than the bin type holds: NumPy 2 refuses those edges too,
-    as too many bins, but for one bin, whose first edge is NaN)."""
+    """What dreduce's refusal of the case's edges says, or None: NumPy 2's refusal of edges that do not increase
+    (judged by np2_histogram, which every NumPy runs), and dreduce's of edges that are not finite (a range wider than
+    the bin type holds: NumPy 2 refuses those edges too, as too many bins, but for one bin, whose first edge is NaN)."""
     try:
         if not np.isfinite(np2_edges(x, bins, rng)[4]).all():
-            return True
+            return "can hold"
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             np2_histogram(x, bins, rng)
     except ValueError as e:
-        return "Too many bins" in str(e)
+        return "Too many bins" if "Too many bins" in str(e) else None
     except IndexError:
         pass
-    return False
+    return None
 
 
 def bin_type_of(dtype):
@@ -385,9 +393,10 @@ def check_histogram(ctx, name, dtype, whole, part, bins, r, x):
     if auto_refused or not_finite_in(dtype, r):  # NumPy raises (auto) or overflows (an explicit range)
         return T.expect_raise(name + " (refused)", dreduce.UsageError,
                               lambda: ctx.histogram(part, bins, r, **kw_of(dtype)), True, "not finite")
-    if too_many_bins(x, bins, r):  # NumPy 2 raises: edges that do not increase
+    says = too_many_bins(x, bins, r)
+    if says:  # NumPy 2 raises: edges that do not increase, or are not finite
         return T.expect_raise(name + " (refused: too many bins)", dreduce.UsageError,
-                              lambda: ctx.histogram(part, bins, r, **kw_of(dtype)), True, "Too many bins")
+                              lambda: ctx.histogram(part, bins, r, **kw_of(dtype)), True, says)
     try:
         got = ctx.histogram(part, bins, r, **kw_of(dtype))
     except dreduce.Error as e:
@@ -567,8 +576,26 @@ def quantiles(ctx, label, dtype, ds, salt=0, full=True, place=None):
 
 
 # ---- the matrix
+def f16_overflow_edge(ctx, label, place=None):
+    """float16 over (-32753, 32768), 65521 wide: NumPy's x - lo overflows float16 for the top elements alone, and
+    with thousands of bins NumPy's estimate of the others is off the edges' bin (NumPy's bin there, the edges' for
+    the top ones: overflowing_histogram). Every half from -32768 to 32768, twice, in a shuffled order."""
+    halves = np.arange(0, 0x7c00, dtype=np.uint16)
+    vals = np.concatenate([halves, halves | 0x8000]).view(np.float16)
+    vals = vals[(vals >= -32768) & (vals <= 32768)]
+    whole = np.random.default_rng(43).permutation(np.concatenate([vals, vals]))
+    part = placed(my_part(whole, cuts(whole.size, "f16 overflow edge", 1)), "float16", place)
+    if part is None:
+        return
+    for bins in (10, 300, 2600, 4000):
+        r = (-32753.0, 32768.0)
+        check_histogram(ctx, f"{label} histogram float16 overflow edge bins={bins} range={r}", "float16", whole, part,
+                        bins, r, whole)
+
+
 def matrix(quick):
     with dreduce.Context(device="cpu", cpu_threads=1) as ctx:
+        f16_overflow_edge(ctx, "cpu")
         for dtype in DTYPES:
             for i, ds in enumerate(datasets(dtype)):
                 histograms(ctx, "cpu", dtype, ds, salt=i)
