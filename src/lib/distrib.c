@@ -328,11 +328,9 @@ static dr_status_t ensure_edges(dreduce_context_t *ctx, size_t bytes)
     dr_dist_bufs_t *b = &ctx->dist;
     if (bytes <= b->edges_cap) return DR_OK;
     if (b->d_edges) cudaFree(b->d_edges);
-    if (b->h_edges) cudaFreeHost(b->h_edges);
-    b->d_edges = b->h_edges = NULL;
+    b->d_edges = NULL;
     b->edges_cap = 0;
     DR_CHECK(dr_gpu_alloc(&b->d_edges, bytes, "histogram edges"));
-    DR_CUDA_CHECK(cudaMallocHost(&b->h_edges, bytes));
     b->edges_cap = bytes;
     return DR_OK;
 }
@@ -399,7 +397,6 @@ void dr_dist_free(dreduce_context_t *ctx)
     dr_dist_bufs_t *b = &ctx->dist;
     free_counts(ctx);
     if (b->d_edges) cudaFree(b->d_edges);
-    if (b->h_edges) cudaFreeHost(b->h_edges);
     for (int k = 0; k < 2; ++k) {
         if (b->d_slot[k]) cudaFree(b->d_slot[k]);
         if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
@@ -793,12 +790,9 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
     const size_t edge_bytes = ((size_t)bins + 1) * (pass.hist.type == DR_HT_F64 ? sizeof(double) : sizeof(float));
     dr_status_t local = DR_OK;
     if (s == DR_OK && ctx->is_gpu) {
-        /* queued ahead of the pass's kernels on the same stream (the pass waits for the stream before the
-         * pinned copy is written again) */
         local = ensure_edges(ctx, edge_bytes);
-        if (local == DR_OK) memcpy(ctx->dist.h_edges, host_edges, edge_bytes);
-        if (local == DR_OK && cudaMemcpyAsync(ctx->dist.d_edges, ctx->dist.h_edges, edge_bytes,
-                                              cudaMemcpyHostToDevice, ctx->gpu.stream) != cudaSuccess) {
+        if (local == DR_OK && cudaMemcpy(ctx->dist.d_edges, host_edges, edge_bytes, cudaMemcpyHostToDevice) !=
+                                  cudaSuccess) {
             dr_error("copying %zu bytes of histogram edges to the GPU failed", edge_bytes);
             local = DR_ERR_RUNTIME;
         }

@@ -19,8 +19,6 @@ typedef struct {
     uint64_t *d_counts;    /* GPU: where the kernels count (counts[0] itself on the device-buffer path) */
     uint64_t *h_read;      /* GPU on the device-buffer path: pinned host memory the result is read back into */
     void *d_edges;         /* GPU: a histogram's edges */
-    void *h_edges;         /* GPU: pinned host memory they are copied from, so that the copy is queued on the
-                              context's stream ahead of the kernel instead of waited for */
     size_t edges_cap;
     size_t slot_bytes;     /* GPU, host arrays and files: two device slots (and pinned host slots for files) */
     void *d_slot[2], *h_slot[2];
