@@ -99,8 +99,9 @@ typedef struct {
  * any estimate within one bin. Where NumPy's arithmetic is fine enough for that (its relative error, a few units of
  * the bin type's last place, times bins, well under a bin: every float64 and integer histogram, float32 up to 2^20
  * bins, float16 below 256 bins) the kernels take (x - first) * scale, a subtraction and a multiplication; where it
- * is not (float16 with many bins, a range whose width overflows), they reproduce NumPy's estimate to the rounding,
- * divisions included, so that the correction lands where NumPy's does. dr_hist_plan decides (src/lib/distrib.c).
+ * is not (float16 with many bins, a range whose width overflows, a range narrow beside its magnitude), they
+ * reproduce NumPy's estimate to the rounding, divisions included, so that the correction lands where NumPy's does.
+ * hist_plan decides (src/lib/distrib.c).
  *
  * Most elements need not look at the edges at all: the edges differ from first + i / scale by their rounding (a few
  * units of the bin type's last place of the range's ends), and the fast estimate from the element's true place by

@@ -194,11 +194,13 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
     if (p->type == DR_HT_F32) {
         /* float32 and bfloat16, the bound itself (u = 2^-24, positions in bins from the range's exact ends): an edge
          * lies within u * big * scale of its place (float64 linspace's value rounded once to float32), or, where
-         * the automatic range makes the edges in float32, within 3u * bins more (the step's two roundings and
-         * i * step's); the estimate (x - first) * scale in float32 rounds three times (the difference, the scale,
-         * the product), four where the automatic range's width was rounded to float32: 3u or 4u times bins, and
-         * is u * big * scale off where first, a Python float, was rounded to float32. A fraction farther than the
-         * two together from a whole number is the edges' bin; a quarter more covers the float64 steps. Every
+         * the automatic range makes the edges in float32, within 5u * bins more (the step's rounding, up to 4u
+         * where the step is subnormal, and i * step's; the width's rounding cancels, the scale being made from
+         * the same rounded width); the estimate (x - first) * scale in float32 rounds three times (the difference,
+         * the scale, the product): 3u times bins, and u * big * scale off where first, a Python float, was rounded
+         * to float32. The terms below sum to 7u * bins + e for the automatic range, and the margin, a quarter more,
+         * covers its 8u * bins + e (e >= u * bins / 2 where the step is subnormal, and the step's rounding is u
+         * elsewhere). A fraction farther than the margin from a whole number is the edges' bin. Every
          * settled element is another than the edges' bin (src/common/distrib.h) where the margin is too narrow,
          * so tests against NumPy would see it; the margin decides how often an element takes the edge path (0.2%
          * of uniform data over [0, 1) at 4096 bins: a warp's group of 128 elements takes it a quarter of the time). */
@@ -214,6 +216,10 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
             4.0 * fmax(big * ulp, tiny) * p->scale + (p->type == DR_HT_F16 ? (double)bins * ulp : 0.0);
         m = 2.0 * (edge_err + 4.0 * est_ulp * (double)bins) + 1e-12;
     }
+    /* Beyond a quarter of a bin the margin would settle few elements: every element is corrected from the fast
+     * estimate, which lands in the edges' bin while its error (m / 1.25 or m / 2 above) is under a bin; beyond that
+     * (ranges narrow beside their magnitude, [1e6, 1e6 + 1] with 2 bins), NumPy's own estimate. */
+    if (!((p->type == DR_HT_F32 ? m / 1.25 : m / 2.0) < 1.0)) p->exact_estimate = 1;
     p->margin = p->exact_estimate || !(m < 0.25) ? 1.0 : m;
     return DR_OK;
 }
