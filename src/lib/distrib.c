@@ -192,18 +192,17 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
     const double tiny = p->type == DR_HT_F16 ? 0x1p-24 : p->type == DR_HT_F32 ? 0x1p-149 : 0x1p-1074;
     double m;
     if (p->type == DR_HT_F32) {
-        /* float32 and bfloat16, the bound itself (u = 2^-24, positions in bins from the range's exact ends): an edge
-         * lies within u * big * scale of its place (float64 linspace's value rounded once to float32), or, where
-         * the automatic range makes the edges in float32, within 5u * bins more (the step's rounding, up to 4u
-         * where the step is subnormal, and i * step's; the width's rounding cancels, the scale being made from
-         * the same rounded width); the estimate (x - first) * scale in float32 rounds three times (the difference,
-         * the scale, the product): 3u times bins, and u * big * scale off where first, a Python float, was rounded
-         * to float32. The terms below sum to 7u * bins + e for the automatic range, and the margin, a quarter more,
-         * covers its 8u * bins + e (e >= u * bins / 2 where the step is subnormal, and the step's rounding is u
-         * elsewhere). A fraction farther than the margin from a whole number is the edges' bin. Every
-         * settled element is another than the edges' bin (src/common/distrib.h) where the margin is too narrow,
-         * so tests against NumPy would see it; the margin decides how often an element takes the edge path (0.2%
-         * of uniform data over [0, 1) at 4096 bins: a warp's group of 128 elements takes it a quarter of the time). */
+        /* float32 and bfloat16: the bound itself, a quarter more (u = 2^-24; positions in bins from the range's
+         * exact ends; e = u * big * scale). Explicit range: an edge is float64 linspace's value rounded once to
+         * float32 (within e of its place), first was rounded to float32 (e), and the estimate (x - first) * scale
+         * rounds three times (the difference, the scale, the product: 3u * bins): 3u * bins + 2e. Automatic range,
+         * the edges made in float32: an edge is also off by the step's rounding (u, or up to 4u where the step is
+         * subnormal, and then e >= u * bins / 2) and i * step's (u), the width's rounding cancelling (the scale is
+         * made from the same rounded width), first is exact: at most 8u * bins + e, which the terms below (3u * bins
+         * + e for the edges, 4u * bins for the estimate) cover with the quarter. A fraction farther than the margin
+         * from a whole number is the edges' bin; a margin too narrow would settle elements in a neighbour of theirs,
+         * which the tests against NumPy see. It decides how often an element takes the edge path: 0.24% of uniform
+         * data over [0, 1) at 4096 bins, so that a warp's group of 128 elements takes it a quarter of the time. */
         const double e = fmax(big * ulp, tiny) * p->scale;
         const double edge_err = (p->in_type ? 3.0 * ulp * (double)bins : 0.0) + e;
         const double est_err = (p->in_type ? 4.0 : 3.0) * ulp * (double)bins + (p->in_type ? 0.0 : e);
