@@ -412,7 +412,7 @@ def check_histogram(ctx, name, dtype, whole, part, bins, r, x):
     except (IndexError, ValueError) as e:
         if wide is None or not isinstance(e, IndexError):
             return note(f"{name}: NumPy itself raises {type(e).__name__} ({e}); dreduce's answer not checked")
-        name += " (NumPy: IndexError, its x - first overflows; the edges' bins)"
+        name += " (NumPy: IndexError, its x - first overflows; those elements by the edges)"
         want_c, want_e = wide
     if NP2 and wide is None:
         try:
