@@ -301,13 +301,20 @@ int main(int argc, char **argv)
      * (dr_hist_search); float16 with 10 bins through the fast estimate, with 300 and 4000 through NumPy's own (over
      * (-32753, 32768), 65521 wide, the top elements alone overflow, and NumPy's estimate of the others, off the
      * edges' bin at 4000 bins, decides theirs) */
-    for (int ti = 0; ti < 4; ++ti) {
-        const dr_dtype_t t = ti == 0 ? DR_FLOAT32 : ti == 1 ? DR_BFLOAT16 : DR_FLOAT16;
+    static const struct {
+        dr_dtype_t t;
+        double range[2];
+        uint32_t bins[3];
+    } wide_cases[] = {{DR_FLOAT32, {-3e38, 3e38}, {3, 10, 4096}},
+                      {DR_BFLOAT16, {-3e38, 3e38}, {3, 10, 4096}},
+                      {DR_FLOAT16, {-40000.0, 40000.0}, {3, 10, 300}},
+                      {DR_FLOAT16, {-32753.0, 32768.0}, {4000, 10, 300}}};
+    for (size_t ci = 0; ci < sizeof wide_cases / sizeof *wide_cases; ++ci) {
+        const dr_dtype_t t = wide_cases[ci].t;
         const size_t es = dreduce_dtype_size(t);
         const uint64_t n = 65537;
-        const double wide[2] = {ti == 3 ? -32753.0 : t == DR_FLOAT16 ? -40000.0 : -3e38,
-                                ti == 3 ? 32768.0 : t == DR_FLOAT16 ? 40000.0 : 3e38};
-        const uint32_t wide_bins[3] = {ti == 3 ? 4000 : 3, 10, t == DR_FLOAT16 ? 300 : 4096};
+        const double *wide = wide_cases[ci].range;
+        const uint32_t *wide_bins = wide_cases[ci].bins;
         unsigned char *whole = malloc(n * es);
         uint64_t s = 0x9e3779b97f4a7c15ull;
         for (uint64_t i = 0; i < n; ++i) { /* the same on every rank: uniform over 1.1 times the range */
