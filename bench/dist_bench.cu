@@ -7,8 +7,9 @@
  *   read     cub::DeviceReduce::Sum of the same bytes as int32: the cost of reading the data once (the bandwidth
  *            every row is compared with: "reads" = time / read);
  *   hist     dreduce_histogram, explicit range (one pass), against cub::DeviceHistogram::HistogramEven with the
- *            same bins and range; float32 and int32, B = 10, 256, 4096, 65536, on uniform data and on data with
- *            every element in one bin; the automatic range's extra pass (the stats op) is a row of its own;
+ *            same bins and range; float32 and int32, B = 10, 256, 4096, 65536 (over [0, 1) and [0, 2^20)), and
+ *            uint8, B = 16 and 256 over [0, 256), on uniform data and on data with every element in one bin; the
+ *            automatic range's extra pass (the stats op) is a row of its own;
  *   quantile dreduce_quantile of the median and of q = {0.01, 0.5, 0.99}, against cub::DeviceRadixSort::SortKeys
  *            of the array and reading the order statistics (the sort alone is counted: a lower bound for the
  *            peer); float32, float64, int32, int64.
@@ -63,7 +64,7 @@ template <typename F> static double median_ms(F &&f)
     return t[t.size() / 2];
 }
 
-/* Uniform data in [0, 1) (floats) or [0, 2^20) (ints), or every element equal (one bin). */
+/* Uniform data in [0, 1) (floats), [0, 2^20) (ints) or [0, 256) (bytes), or every element equal (one bin). */
 template <typename T> __global__ void fill(T *p, size_t n, int one_bin, uint64_t seed)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -121,9 +122,10 @@ static void hist_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tname, 
     T *d;
     CK(cudaMalloc(&d, n * sizeof(T)));
     const double rd = read_ms(d, n * sizeof(T)); /* contents do not matter to the read */
-    const bool is_float = T(0.5) != T(0);
-    const double lo = 0, hi = is_float ? 1.0 : 1048576.0;
-    static const int bin_list[] = {10, 256, 4096, 65536};
+    const bool is_float = T(0.5) != T(0), bytes = sizeof(T) == 1;
+    /* bytes: unit bins (and 16 wide) over [0, 256), the image histogram */
+    const double lo = 0, hi = is_float ? 1.0 : bytes ? 256.0 : 1048576.0;
+    const std::vector<int> bin_list = bytes ? std::vector<int>{16, 256} : std::vector<int>{10, 256, 4096, 65536};
     for (int one = 0; one < 2; ++one) {
         fill_dev(d, n, one);
         for (int bins : bin_list) {
@@ -140,8 +142,11 @@ static void hist_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tname, 
             CK(cudaMalloc(&d_hist, bins * sizeof(int)));
             std::vector<int> theirs(bins);
             size_t tb = 0;
-            using L = typename std::conditional<sizeof(T) == 8 && T(0.5) != T(0), double,
-                                                typename std::conditional<T(0.5) != T(0), float, T>::type>::type;
+            /* levels: the samples' type, but int for bytes (256 does not fit one), as CUB's byte examples */
+            using L = typename std::conditional<
+                sizeof(T) == 8 && T(0.5) != T(0), double,
+                typename std::conditional<T(0.5) != T(0), float,
+                                          typename std::conditional<sizeof(T) == 1, int, T>::type>::type>::type;
             const L llo = (L)lo, lhi = (L)hi;
             CK(cub::DeviceHistogram::HistogramEven(nullptr, tb, d, d_hist, bins + 1, llo, lhi, (int64_t)n));
             ensure_tmp(tb);
@@ -275,6 +280,7 @@ int main(int argc, char **argv)
         if (strcmp(only, "quantile")) {
             hist_rows<float>(ctx, DR_FLOAT32, "float32", l);
             hist_rows<int32_t>(ctx, DR_INT32, "int32", l);
+            hist_rows<uint8_t>(ctx, DR_UINT8, "uint8", l);
         }
         if (!strcmp(only, "hist")) continue;
         quantile_rows<float>(ctx, DR_FLOAT32, "float32", l);

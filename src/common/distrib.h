@@ -91,7 +91,8 @@ typedef struct {
     int32_t exact_estimate; /* 1: estimate with NumPy's own arithmetic (below); 0: (x - first) * scale */
     int32_t pad2;
     double margin;      /* fast estimate: a fraction of a bin farther than this from a whole number is that bin
-                           without looking at the edges (1: always look) */
+                           without looking at the edges (1: always look; -1: never, the estimate being the
+                           element's exact place: integer data in bins a power of two wide, hist_place_exact) */
 } dr_hist_plan_t;
 
 /* Why two estimates. NumPy's answer is its estimate corrected by one step against the edges, which is the bin the

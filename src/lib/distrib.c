@@ -150,6 +150,25 @@ static dr_status_t hist_plan_numpy(dr_dtype_t dtype, uint32_t bins, const double
     return DR_OK;
 }
 
+/* Whether (x - first) * scale is every integer x's exact place in the bins (float64 bin type): first and last whole
+ * and within 2^53, so that x - first is exact for x between them (x as NumPy's astype makes it, whole there too);
+ * the bins' width w = (last - first) / bins a power of two, so that scale = 1 / w and the product are exact; and
+ * every edge first + k * w, exactly as linspace made it (a multiple of w within 2^53 of them: representable). The
+ * estimate's floor is then the k with edges[k] <= x < edges[k + 1], the edges' bin. */
+static int hist_place_exact(const dr_hist_plan_t *p, const double *edges)
+{
+    const double first = p->first, last = p->last, w = p->denom / (double)p->bins;
+    int e;
+    if (!(first == floor(first) && last == floor(last) && fabs(first) <= 0x1p53 && fabs(last) <= 0x1p53))
+        return 0;
+    if (!(p->denom == last - first && p->denom <= 0x1p53)) return 0;
+    if (!(frexp(w, &e) == 0.5 && w * (double)p->bins == p->denom && p->scale * w == 1.0)) return 0;
+    if (w < 1.0 && !(fabs(first) / w <= 0x1p53 && fabs(last) / w <= 0x1p53)) return 0;
+    for (uint32_t k = 0; k <= p->bins; ++k)
+        if (edges[k] != first + (double)k * w) return 0;
+    return 1;
+}
+
 /* The plan, and which estimate the kernels take (src/common/distrib.h, "Why two estimates"): NumPy's arithmetic
  * errs by a few units of the bin type's last place of the estimate, so bins times 8 units under half a bin is safe
  * for the fast one. */
@@ -220,6 +239,11 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
      * (ranges narrow beside their magnitude, [1e6, 1e6 + 1] with 2 bins), NumPy's own estimate. */
     if (!((p->type == DR_HT_F32 ? m / 1.25 : m / 2.0) < 1.0)) p->exact_estimate = 1;
     p->margin = p->exact_estimate || !(m < 0.25) ? 1.0 : m;
+    /* Integer data in bins a power of two wide from a whole first edge (unit bins over bytes, 2^k-wide bins of
+     * wider integers): the estimate is the element's exact place, so it settles every element in the range, those
+     * on an edge too, whose fraction is 0 and which any margin would send to the edges (every element, for unit
+     * bins). A margin of -1 says so: every fraction lies farther than it from a whole number. */
+    if (!p->exact_estimate && !dr_dtype_is_float(dtype) && hist_place_exact(p, edges)) p->margin = -1.0;
     return DR_OK;
 }
 

@@ -13,7 +13,8 @@
  * interval reaches); on random 32- and 64-bit data the pilot must hold (its brackets reach -inf and +inf for q = 0
  * and 1: an interval from key 0, below -inf's, counted nothing on the GPU and the pilot always missed). Last,
  * histograms over a range wider than the bin type holds (float32 and bfloat16: FLT_MAX; float16: 65504), where
- * x - first overflows it and the edges decide. */
+ * x - first overflows it and the edges decide; and integer histograms in bins a power of two wide, with elements on
+ * and beside every edge. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -185,6 +186,27 @@ static void check_quant(const char *what, const char *label, size_t nq, const do
     }
 }
 
+/* v stored as an element of the integer type t, the type's nearest end where v lies outside it. */
+static void put_int(dr_dtype_t t, unsigned char *at, int64_t v)
+{
+#define PUT(T, LO, HI)                                                                                         \
+    do {                                                                                                       \
+        const T x_ = (T)(v < (int64_t)(LO) ? (int64_t)(LO) : v > (int64_t)(HI) ? (int64_t)(HI) : v);           \
+        memcpy(at, &x_, sizeof x_);                                                                            \
+    } while (0)
+    switch (t) {
+    case DR_INT8: PUT(int8_t, INT8_MIN, INT8_MAX); break;
+    case DR_UINT8: PUT(uint8_t, 0, UINT8_MAX); break;
+    case DR_INT16: PUT(int16_t, INT16_MIN, INT16_MAX); break;
+    case DR_UINT16: PUT(uint16_t, 0, UINT16_MAX); break;
+    case DR_INT32: PUT(int32_t, INT32_MIN, INT32_MAX); break;
+    case DR_UINT32: PUT(uint32_t, 0, UINT32_MAX); break;
+    case DR_UINT64: PUT(uint64_t, 0, INT64_MAX); break;
+    default: PUT(int64_t, INT64_MIN, INT64_MAX); break;
+    }
+#undef PUT
+}
+
 int main(int argc, char **argv)
 {
     int rank, nranks;
@@ -354,6 +376,70 @@ int main(int argc, char **argv)
             free(got.counts);
             free(got.edges);
         }
+        CUDA_OK(cudaFree(d_part));
+        free(whole);
+    }
+    /* Integer histograms whose bins are a power of two wide from a whole first edge (the estimate is the element's
+     * exact place: src/lib/distrib.c, hist_place_exact) and a neighbour whose edges are not the exact places
+     * (int16 over [0, 100) in 70 bins): a third of the elements on an edge, a third one off it, a third uniform
+     * over the range and a bin beyond, in the vectors of the kernel's steps (2^20 + 7 elements). */
+    static const struct {
+        dr_dtype_t t;
+        double range[2];
+        uint32_t bins;
+    } place_cases[] = {{DR_UINT8, {0, 256}, 256},
+                       {DR_INT8, {-128, 128}, 64},
+                       {DR_INT16, {-32768, 32768}, 65536},
+                       {DR_UINT16, {0, 4096}, 4096},
+                       {DR_INT32, {0, 1048576}, 4096},
+                       {DR_INT32, {-5, 3}, 16},
+                       {DR_UINT32, {0, 4294967296.0}, 256},
+                       {DR_INT64, {-4503599627370496.0, 4503599627370496.0}, 1024}, /* +-2^52 */
+                       {DR_UINT64, {0, 1024}, 1024},
+                       {DR_INT16, {0, 100}, 70}};
+    for (size_t ci = 0; ci < sizeof place_cases / sizeof *place_cases; ++ci) {
+        const dr_dtype_t t = place_cases[ci].t;
+        const size_t es = dreduce_dtype_size(t);
+        const uint64_t n = (1u << 20) + 7;
+        const double *rg = place_cases[ci].range;
+        const uint32_t bins = place_cases[ci].bins;
+        const double w = (rg[1] - rg[0]) / bins;
+        unsigned char *whole = malloc(n * es);
+        uint64_t s = 0x2545f4914f6cdd1dull + ci;
+        for (uint64_t i = 0; i < n; ++i) { /* the same on every rank */
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            const uint64_t r = s >> 11;
+            const double u = (double)(r >> 2) / 2251799813685248.0; /* [0, 1) */
+            const double edge = floor(rg[0] + floor(u * (bins + 1)) * w), beside = r & 1 ? 1 : -1;
+            const double v = i % 3 == 2 ? floor(rg[0] - w + u * (rg[1] - rg[0] + 2 * w))
+                                        : edge + (i % 3 == 1 ? beside : 0);
+            put_int(t, whole + i * es, (int64_t)fmax(fmin(v, 9.2e18), -9.2e18));
+        }
+        uint64_t first, mine;
+        dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
+        void *d_part;
+        CUDA_OK(cudaMalloc(&d_part, mine * es + 16));
+        CUDA_OK(cudaMemcpy(d_part, whole + first * es, mine * es, cudaMemcpyHostToDevice));
+        char label[112];
+        snprintf(label, sizeof label, "%s places n=%llu bins=%u range %.17g,%.17g np=%d", dreduce_dtype_name(t),
+                 (unsigned long long)n, bins, rg[0], rg[1], nranks);
+        hist_t ref = {0}, got = {0};
+        ref.counts = malloc(bins * 8);
+        ref.edges = malloc((bins + 1) * 8);
+        got.counts = malloc(bins * 8);
+        got.edges = malloc((bins + 1) * 8);
+        ref.st = dreduce_histogram(cpu, whole, n, t, bins, rg, ref.counts, ref.edges, &ref.info);
+        for (int b = 0; b < 3; ++b) {
+            char what[32];
+            snprintf(what, sizeof what, "device block %d", blocks[b]);
+            memset(got.counts, 0xa5, bins * 8); /* poison */
+            got.st = dreduce_histogram(gpu[b], d_part, mine, t, bins, rg, got.counts, got.edges, &got.info);
+            check_hist(what, label, &ref, &got, bins, rank);
+        }
+        free(ref.counts);
+        free(ref.edges);
+        free(got.counts);
+        free(got.edges);
         CUDA_OK(cudaFree(d_part));
         free(whole);
     }

@@ -37,6 +37,7 @@ import sys
 import traceback
 import warnings
 import zlib
+from fractions import Fraction
 
 import numpy as np
 from mpi4py import MPI
@@ -593,9 +594,54 @@ def f16_overflow_edge(ctx, label, place=None):
                         bins, r, whole)
 
 
+# Integer histograms whose bins are a power of two wide from a whole first edge, where the library takes the
+# estimate as the element's exact place (src/lib/distrib.c, hist_place_exact), and neighbours just outside that
+# rule (the ends past 2^53, a width not a power of two, a first edge that is not whole, edges that are not the
+# exact places): (dtype, lo, hi, bins).
+PLACE_CASES = [
+    ("uint8", 0, 256, 256), ("uint8", 0, 255, 255), ("uint8", 0, 256, 16), ("uint8", 10, 20, 20),
+    ("uint8", 0, 256, 1), ("uint8", 0, 250, 256), ("bool", 0, 2, 2), ("int8", -128, 128, 256),
+    ("int8", -3, 5, 16), ("int8", -100.5, 27.5, 128), ("int16", -32768, 32768, 65536), ("uint16", 0, 4096, 4096),
+    ("int32", 0, 1 << 20, 4096), ("int32", -(1 << 31), 1 << 31, 4096), ("int32", -5, 3, 8),
+    ("uint32", 0, 1 << 32, 256), ("int64", -(1 << 52), 1 << 52, 1024), ("int64", -(1 << 53), 1 << 53, 1024),
+    ("int64", (1 << 53) - 64, 1 << 53, 64), ("int64", (1 << 53) - 64, 1 << 53, 128),
+    ("uint64", 0, 1 << 53, 1 << 12), ("uint64", (1 << 63) - 4096, (1 << 63) + 4096, 32),
+    # linspace's edges off the bins' exact places at some whole numbers (NumPy bins those elements below them)
+    ("int16", 0, 100, 70), ("uint16", 0, 1000, 30), ("int32", -7, 993, 60),
+]
+
+
+def place_histograms(ctx, label, place=None):
+    """The PLACE_CASES against NumPy: every edge, its neighbours, the type's extremes, and uniform values over the
+    range and a bin beyond it (all values of the type for bool and the 8-bit types)."""
+    for k, (dtype, lo, hi, bins) in enumerate(PLACE_CASES):
+        info = np.iinfo(np.uint8 if dtype == "bool" else dtype)
+        tmin, tmax = (0, 1) if dtype == "bool" else (int(info.min), int(info.max))
+        w = (Fraction(hi) - Fraction(lo)) / bins
+        edges = [Fraction(lo) + j * w for j in range(bins + 1)]
+        vals = [v for e in edges for v in (math.floor(e) - 1, math.floor(e), math.ceil(e), math.ceil(e) + 1)]
+        vals = [v for v in vals + [tmin, tmax] if tmin <= v <= tmax]
+        rng = np.random.default_rng([k, 42])
+        s_lo, s_hi = max(tmin, math.floor(lo - w)), min(tmax, math.ceil(hi + w))
+        vals += [int(v) for v in rng.integers(s_lo, s_hi, 4000, dtype=np.int64 if s_lo < 0 else np.uint64,
+                                               endpoint=True)]
+        if info.bits <= 8:
+            vals += list(range(tmin, tmax + 1))
+        whole = rng.permutation(np.array(vals, dtype=np.uint8 if dtype == "bool" else dtype))
+        if dtype == "bool":
+            whole = whole.astype(np.bool_)
+        part = placed(my_part(whole, cuts(whole.size, f"place {k}", k)), dtype, place)
+        if part is None:
+            continue
+        r = (float(lo), float(hi))
+        check_histogram(ctx, f"{label} histogram {dtype} bins={bins} range={r} (exact places)", dtype, whole, part,
+                        bins, r, numpy_view(dtype, whole))
+
+
 def matrix(quick):
     with dreduce.Context(device="cpu", cpu_threads=1) as ctx:
         f16_overflow_edge(ctx, "cpu")
+        place_histograms(ctx, "cpu")
         for dtype in DTYPES:
             for i, ds in enumerate(datasets(dtype)):
                 histograms(ctx, "cpu", dtype, ds, salt=i)

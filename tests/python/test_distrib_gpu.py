@@ -36,6 +36,7 @@ def matrix(libs):
         for lib, mod in libs.items():
             place = placer(lib, mod, ctx.gpu)
             D.f16_overflow_edge(ctx, f"gpu {lib}", place=place)
+            D.place_histograms(ctx, f"gpu {lib}", place=place)
             for dtype in D.DTYPES:
                 for i, ds in enumerate(D.datasets(dtype)):
                     D.histograms(ctx, f"gpu {lib}", dtype, ds, salt=i, place=place)
