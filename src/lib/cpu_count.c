@@ -113,6 +113,17 @@ static void count_hist(const dr_count_pass_t *p, const void *edges, const void *
     const dr_hist_plan_t *h = &p->hist;
     const float *ef = (const float *)edges;
     const double *ed = (const double *)edges;
+    /* Bytes: the slot of each of the 256 values by the rules once, then one lookup an element (the widening and
+     * the estimate cost several times the read: unit bins over uint8 counted at 0.6 GB/s that way on 2 cores) */
+    if (p->dtype == DR_INT8 || p->dtype == DR_UINT8) {
+        uint32_t lut[256];
+        for (int v = 0; v < 256; ++v)
+            lut[v] = (uint32_t)hist_slot(dr_hist_bin_f64(h, ed, p->dtype == DR_INT8 ? (double)(int8_t)v : (double)v),
+                                         h->bins);
+        const uint8_t *x = (const uint8_t *)in;
+        for (size_t i = b; i < e; ++i) ++c[lut[x[i]] * copies + (i & (copies - 1))];
+        return;
+    }
     const int fast = !h->exact_estimate && h->margin < 1.0;
     int32_t slot[DR_COUNT_BLOCK];
     float vf[DR_COUNT_BLOCK];
