@@ -18,8 +18,8 @@
 namespace {
 
 constexpr uint32_t kSkip = 0xffffffffu;
-// Shared memory for a block's counts: up to 96 KiB (24576 counts, all copies together), two blocks of 512 threads
-// to a multiprocessor.
+// Shared memory for a block's counts: up to 96 KiB (24576 counts, all copies together; a byte histogram's table 1 KiB
+// more), two blocks of 512 threads to a multiprocessor.
 constexpr size_t kSmemCountsMax = 24576;
 
 // How many copies of its counts a block keeps in shared memory, as a shift: the most, up to one per lane (32), that
@@ -173,14 +173,24 @@ __device__ __forceinline__ uint32_t hist_slow(const dr_count_pass_t &p, const hi
     return i;
 }
 
+// A histogram of bytes takes each element's slot from a table of the 256 values' slots in shared memory, made by
+// the block from the rules (hist_exact) before it counts: one load an element, where the estimate in double and its
+// conversions are a dozen instructions, more than the bytes' read leaves time for.
+template <dr_dtype_t DT, dr_count_kind_t K>
+constexpr bool kByteTable = K == DR_COUNT_HIST && sizeof(typename elem<DT>::T) == 1;
+
 // The slots of a thread's elements of one vector. A histogram takes the fast estimate of all of them first and
 // looks at the edges only for those it does not settle (one branch a vector, not one an element, which measured
-// the pass's cost in branch and reconvergence instructions).
+// the pass's cost in branch and reconvergence instructions); bytes look their slots up (byte_slot: the table).
 template <dr_dtype_t DT, dr_count_kind_t K, int N>
 __device__ __forceinline__ void slots_of(const dr_count_pass_t &p, const hist_fast_t &hf, const void *edges,
-                                         const typename elem<DT>::T (&x)[N], uint32_t (&slot)[N])
+                                         const uint32_t *byte_slot, const typename elem<DT>::T (&x)[N],
+                                         uint32_t (&slot)[N])
 {
-    if constexpr (K == DR_COUNT_HIST) {
+    if constexpr (kByteTable<DT, K>) {
+#pragma unroll
+        for (int j = 0; j < N; ++j) slot[j] = byte_slot[(uint8_t)x[j]];
+    } else if constexpr (K == DR_COUNT_HIST) {
         uint32_t slow = 0;
 #pragma unroll
         for (int j = 0; j < N; ++j) {
@@ -392,6 +402,10 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     } else {
         counter.gcounts = gcounts;
     }
+    uint32_t *const byte_slot = smem + (Smem ? words << shift : 0); // kByteTable: after the counts
+    if constexpr (kByteTable<DT, K>)
+        for (uint32_t v = threadIdx.x; v < 256; v += blockDim.x)
+            byte_slot[v] = hist_exact<DT>(p, edges, (typename elem<DT>::T)v);
     __syncthreads();
     const hist_fast_t hf(p.hist);
 
@@ -410,7 +424,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
     auto one = [&](T e) { // a scalar element (head, tail)
         T xs[1] = {e};
         uint32_t slot[1];
-        slots_of<DT, K>(p, hf, edges, xs, slot);
+        slots_of<DT, K>(p, hf, edges, byte_slot, xs, slot);
         if (slot[0] != kSkip) counter.add(slot[0]);
         if (keeping) kp.one_keep(in_play(slot[0]), e);
     };
@@ -443,7 +457,7 @@ __global__ void __launch_bounds__(512, K == DR_COUNT_DIGIT ? 1 : 2)
                 uint32_t slot[kGroup];
 #pragma unroll
                 for (int j = 0; j < kGroup; ++j) e[j] = w.e[g * kGroup + j];
-                slots_of<DT, K>(p, hf, edges, e, slot);
+                slots_of<DT, K>(p, hf, edges, byte_slot, e, slot);
 #pragma unroll
                 for (int j = 0; j < kGroup; ++j) {
                     if (!valid) slot[j] = kSkip;
@@ -711,7 +725,8 @@ cudaError_t grid_of(const dr_count_pass_t *p, uint64_t n, int *block, int device
     const uint64_t words64 = dr_count_words(p);
     const bool in_smem = words64 <= kSmemCountsMax;
     const bool regs = K == DR_COUNT_RANGE && p->groups >= 1 && p->groups <= kRangeRegs; // range_kernel: no dynamic
-    const size_t smem = in_smem && !regs ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0;
+    const size_t smem = (in_smem && !regs ? (words64 << copies_of(words64)) * sizeof(uint32_t) : 0) +
+                        (kByteTable<DT, K> ? 256 * sizeof(uint32_t) : 0);
     auto *kernel = kernel_of<DT, K>(p, in_smem);
     cudaError_t e;
     cudaFuncAttributes fa;
