@@ -83,10 +83,13 @@ struct hist_fast_t {
     float ff, fl, fs, fm; // first, last, scale, margin
     double df, dl, ds, dm;
     int32_t bins;
+    int32_t shift;          // the plan's place_shift: integers' bins by (x - first) >> shift where >= 0
+    uint64_t ufirst, width; // first as a 64-bit integer, last - first (shift >= 0)
     __device__ explicit hist_fast_t(const dr_hist_plan_t &h)
         : on(!h.exact_estimate), ff((float)h.first), fl((float)h.last), fs((float)h.scale),
           fm(h.exact_estimate ? 2.0f : (float)h.margin), df(h.first), dl(h.last), ds(h.scale),
-          dm(h.exact_estimate ? 2.0 : h.margin), bins((int32_t)h.bins)
+          dm(h.exact_estimate ? 2.0 : h.margin), bins((int32_t)h.bins), shift(h.place_shift),
+          ufirst(h.place_shift >= 0 ? (uint64_t)(int64_t)h.first : 0), width(h.place_shift >= 0 ? (uint64_t)h.denom : 0)
     {
     }
 };
@@ -124,6 +127,16 @@ __device__ __forceinline__ uint32_t hist_estimate(const hist_fast_t &hf, typenam
         ok = fabsf(d) > hf.fm && i < (uint32_t)hf.bins;
         return i;
     } else {
+        if constexpr (DT != DR_FLOAT64) {
+            // Exact places in bins 2^shift wide (hist_plan's place_shift): the offset from first as an unsigned
+            // 64-bit integer (below first it wraps past the width), the bin its high bits. An element outside
+            // [first, last) goes to hist_slow, which finds it below or above, or at last in the last bin.
+            if (hf.shift >= 0) {
+                const uint64_t d = (DT == DR_UINT64 ? (uint64_t)x : (uint64_t)(int64_t)x) - hf.ufirst;
+                ok = d < hf.width;
+                return (uint32_t)(d >> hf.shift);
+            }
+        }
         constexpr double kRound = 6755399441055744.0; // 1.5 * 2^52: r in the low word
         const double v = DT == DR_FLOAT64 ? __longlong_as_double((long long)x) : (double)x;
         const double f = dr_dmul(dr_dsub(v, hf.df), hf.ds);

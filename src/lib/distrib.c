@@ -243,7 +243,19 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
      * wider integers): the estimate is the element's exact place, so it settles every element in the range, those
      * on an edge too, whose fraction is 0 and which any margin would send to the edges (every element, for unit
      * bins). A margin of -1 says so: every fraction lies farther than it from a whole number. */
-    if (!p->exact_estimate && !dr_dtype_is_float(dtype) && hist_place_exact(p, edges)) p->margin = -1.0;
+    p->place_shift = -1;
+    if (!p->exact_estimate && !dr_dtype_is_float(dtype) && hist_place_exact(p, edges)) {
+        p->margin = -1.0;
+        /* Bins at least one wide: the kernels take the bin from the integer offset x - first, a shift, without the
+         * conversion to double (an element outside [first, last) by that offset is outside as a double too: the ends
+         * are under 2^53, where no integer rounds into the range). Not for uint64 below a negative first, where the
+         * offset of a value near 2^64 would wrap into the range. */
+        int e;
+        const double frac = frexp(p->denom / (double)p->bins, &e); /* the width is frac * 2^e, frac 0.5 here */
+        if (frac == 0.5 && e >= 1 && fabs(p->first) < 0x1p53 && fabs(p->last) < 0x1p53 &&
+            !(dtype == DR_UINT64 && p->first < 0))
+            p->place_shift = e - 1;
+    }
     return DR_OK;
 }
 

@@ -382,7 +382,9 @@ int main(int argc, char **argv)
     /* Integer histograms whose bins are a power of two wide from a whole first edge (the estimate is the element's
      * exact place: src/lib/distrib.c, hist_place_exact) and a neighbour whose edges are not the exact places
      * (int16 over [0, 100) in 70 bins): a third of the elements on an edge, a third one off it, a third uniform
-     * over the range and a bin beyond, in the vectors of the kernel's steps (2^20 + 7 elements). */
+     * over the range and a bin beyond, one in 1000 the type's least or greatest value (uint64: 0 or 2^63 - 1), in
+     * the vectors of the kernel's steps (2^20 + 7 elements). The kernels take most of them by the integer offset
+     * from the first edge (hist_plan's place_shift); not uint64 below a negative first edge, nor ends at 2^53. */
     static const struct {
         dr_dtype_t t;
         double range[2];
@@ -396,6 +398,8 @@ int main(int argc, char **argv)
                        {DR_UINT32, {0, 4294967296.0}, 256},
                        {DR_INT64, {-4503599627370496.0, 4503599627370496.0}, 1024}, /* +-2^52 */
                        {DR_UINT64, {0, 1024}, 1024},
+                       {DR_UINT64, {-8, 8}, 16}, /* exact places, not by the integer offset (it would wrap) */
+                       {DR_INT64, {9007199254740928.0, 9007199254740992.0}, 64}, /* [2^53 - 64, 2^53] */
                        {DR_INT16, {0, 100}, 70}};
     for (size_t ci = 0; ci < sizeof place_cases / sizeof *place_cases; ++ci) {
         const dr_dtype_t t = place_cases[ci].t;
@@ -411,9 +415,10 @@ int main(int argc, char **argv)
             const uint64_t r = s >> 11;
             const double u = (double)(r >> 2) / 2251799813685248.0; /* [0, 1) */
             const double edge = floor(rg[0] + floor(u * (bins + 1)) * w), beside = r & 1 ? 1 : -1;
-            const double v = i % 3 == 2 ? floor(rg[0] - w + u * (rg[1] - rg[0] + 2 * w))
-                                        : edge + (i % 3 == 1 ? beside : 0);
-            put_int(t, whole + i * es, (int64_t)fmax(fmin(v, 9.2e18), -9.2e18));
+            const double v = i % 1000 == 0 ? (r & 1 ? 9.3e18 : -9.3e18) /* the type's ends */
+                             : i % 3 == 2  ? floor(rg[0] - w + u * (rg[1] - rg[0] + 2 * w))
+                                           : edge + (i % 3 == 1 ? beside : 0);
+            put_int(t, whole + i * es, v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
         }
         uint64_t first, mine;
         dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
