@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include <cub/cub.cuh>
@@ -123,21 +124,27 @@ static void hist_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tname, 
     CK(cudaMalloc(&d, n * sizeof(T)));
     const double rd = read_ms(d, n * sizeof(T)); /* contents do not matter to the read */
     const bool is_float = T(0.5) != T(0), bytes = sizeof(T) == 1;
-    /* bytes: unit bins (and 16 wide) over [0, 256), the image histogram */
+    /* (bins, the range's high end): bytes in unit bins (and 16 wide) over [0, 256), the image histogram; ints over
+     * [0, 2^20) in bins a power of two wide, whose estimate is exact (the library's exact places), and over
+     * [0, 2^20 + 1), the same data in bins of no such width */
     const double lo = 0, hi = is_float ? 1.0 : bytes ? 256.0 : 1048576.0;
-    const std::vector<int> bin_list = bytes ? std::vector<int>{16, 256} : std::vector<int>{10, 256, 4096, 65536};
+    std::vector<std::pair<int, double>> rows;
+    for (int b : bytes ? std::vector<int>{16, 256} : std::vector<int>{10, 256, 4096, 65536}) rows.push_back({b, hi});
+    if (!is_float && !bytes) rows.insert(rows.end(), {{256, hi + 1}, {4096, hi + 1}});
     for (int one = 0; one < 2; ++one) {
         fill_dev(d, n, one);
-        for (int bins : bin_list) {
+        for (const auto &row : rows) {
+            const int bins = row.first;
+            const double top = row.second; /* the range [lo, top) */
             std::vector<uint64_t> ours(bins);
             std::vector<double> edges(bins + 1);
-            const double range[2] = {lo, hi};
+            const double range[2] = {lo, top};
             dreduce_dist_info_t info;
             const double t_ours = median_ms([&] {
                 if (dreduce_histogram(ctx, d, n, dt, (uint32_t)bins, range, ours.data(), edges.data(), &info) != DR_OK)
                     exit(1);
             });
-            /* CUB: levels lo..hi in bins steps; counts int (CUB's counter type), to the host */
+            /* CUB: levels lo..top in bins steps; counts int (CUB's counter type), to the host */
             int *d_hist;
             CK(cudaMalloc(&d_hist, bins * sizeof(int)));
             std::vector<int> theirs(bins);
@@ -147,15 +154,15 @@ static void hist_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tname, 
                 sizeof(T) == 8 && T(0.5) != T(0), double,
                 typename std::conditional<T(0.5) != T(0), float,
                                           typename std::conditional<sizeof(T) == 1, int, T>::type>::type>::type;
-            const L llo = (L)lo, lhi = (L)hi;
+            const L llo = (L)lo, lhi = (L)top;
             CK(cub::DeviceHistogram::HistogramEven(nullptr, tb, d, d_hist, bins + 1, llo, lhi, (int64_t)n));
             ensure_tmp(tb);
             const double t_cub = median_ms([&] {
                 CK(cub::DeviceHistogram::HistogramEven(g_tmp, tb, d, d_hist, bins + 1, llo, lhi, (int64_t)n));
                 CK(cudaMemcpy(theirs.data(), d_hist, bins * sizeof(int), cudaMemcpyDeviceToHost));
             });
-            /* CUB bins by its own arithmetic and leaves hi out (NumPy's last bin is closed): the data here never
-             * reaches hi, so the totals must agree, and the one-bin data must sit in one bin on both sides. */
+            /* CUB bins by its own arithmetic and leaves top out (NumPy's last bin is closed): the data here never
+             * reaches top, so the totals must agree, and the one-bin data must sit in one bin on both sides. */
             uint64_t tot_ours = 0, tot_cub = 0;
             int full_ours = 0, full_cub = 0;
             for (int b = 0; b < bins; ++b) {
@@ -173,10 +180,10 @@ static void hist_rows(dreduce_context_t *ctx, dr_dtype_t dt, const char *tname, 
             /* the last call's own split: its counting pass (the kernel and the wait for it) and the rest of
              * the call (arguments' agreement, edges, counts back, combine) */
             printf("hist      %-8s 2^%d %-7s B=%-6d ours %8.3f ms %7.0f GB/s  CUB %8.3f ms %7.0f GB/s  x%5.2f  "
-                   "reads %4.2f  of read-bw %5.1f%%  (pass %.3f, rest %.3f ms)\n",
+                   "reads %4.2f  of read-bw %5.1f%%  (pass %.3f, rest %.3f ms)  range [0, %g)\n",
                    tname, log2n, one ? "one-bin" : "uniform", bins, t_ours, gb / t_ours, t_cub, gb / t_cub,
                    t_cub / t_ours, t_ours / rd, 100.0 * rd / t_ours, info.pass_local_ms[0],
-                   info.total_ms - info.pass_local_ms[0]);
+                   info.total_ms - info.pass_local_ms[0], top);
             CK(cudaFree(d_hist));
         }
     }
