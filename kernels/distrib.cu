@@ -83,13 +83,14 @@ struct hist_fast_t {
     float ff, fl, fs, fm; // first, last, scale, margin
     double df, dl, ds, dm;
     int32_t bins;
-    int32_t shift;          // the plan's place_shift: integers' bins by (x - first) >> shift where >= 0
+    int32_t shift;          // the plan's place_shift where its margin is -1 (a zeroed plan's 0 is no shift): the
+                            // integers' bins by (x - first) >> shift where >= 0
     uint64_t ufirst, width; // first as a 64-bit integer, last - first (shift >= 0)
     __device__ explicit hist_fast_t(const dr_hist_plan_t &h)
         : on(!h.exact_estimate), ff((float)h.first), fl((float)h.last), fs((float)h.scale),
           fm(h.exact_estimate ? 2.0f : (float)h.margin), df(h.first), dl(h.last), ds(h.scale),
-          dm(h.exact_estimate ? 2.0 : h.margin), bins((int32_t)h.bins), shift(h.place_shift),
-          ufirst(h.place_shift >= 0 ? (uint64_t)(int64_t)h.first : 0), width(h.place_shift >= 0 ? (uint64_t)h.denom : 0)
+          dm(h.exact_estimate ? 2.0 : h.margin), bins((int32_t)h.bins), shift(h.margin < 0 ? h.place_shift : -1),
+          ufirst(shift >= 0 ? (uint64_t)(int64_t)h.first : 0), width(shift >= 0 ? (uint64_t)h.denom : 0)
     {
     }
 };

@@ -89,8 +89,9 @@ typedef struct {
     double bins_t;      /* bins in the bin type (in_type: float16 rounds above 2048) */
     double scale;       /* bins / denom in float64: the fast estimate's factor */
     int32_t exact_estimate; /* 1: estimate with NumPy's own arithmetic (below); 0: (x - first) * scale */
-    int32_t place_shift;    /* >= 0: integer data in bins 2^place_shift wide whose estimate is exact (margin -1),
-                               so the bin is the integer (x - first) >> place_shift (the kernels); -1: not so */
+    int32_t place_shift;    /* >= 0: integer data in bins 2^place_shift wide whose estimate is exact, so the bin
+                               is the integer (x - first) >> place_shift (the kernels); -1: not so. Read only where
+                               margin is -1, so that a zeroed plan never takes it */
     double margin;      /* fast estimate: a fraction of a bin farther than this from a whole number is that bin
                            without looking at the edges (1: always look; -1: never, the estimate being the
                            element's exact place: integer data in bins a power of two wide, hist_place_exact) */

@@ -186,7 +186,7 @@ static void check_quant(const char *what, const char *label, size_t nq, const do
     }
 }
 
-/* v stored as an element of the integer type t, the type's nearest end where v lies outside it. */
+/* v stored as an element of the integer type t, the type's nearest end where v lies outside it (uint64: v's bits). */
 static void put_int(dr_dtype_t t, unsigned char *at, int64_t v)
 {
 #define PUT(T, LO, HI)                                                                                         \
@@ -201,7 +201,10 @@ static void put_int(dr_dtype_t t, unsigned char *at, int64_t v)
     case DR_UINT16: PUT(uint16_t, 0, UINT16_MAX); break;
     case DR_INT32: PUT(int32_t, INT32_MIN, INT32_MAX); break;
     case DR_UINT32: PUT(uint32_t, 0, UINT32_MAX); break;
-    case DR_UINT64: PUT(uint64_t, 0, INT64_MAX); break;
+    case DR_UINT64: { /* a negative v as its two's complement: values near 2^64 */
+        const uint64_t x = (uint64_t)v;
+        memcpy(at, &x, sizeof x);
+    } break;
     default: PUT(int64_t, INT64_MIN, INT64_MAX); break;
     }
 #undef PUT
@@ -382,9 +385,10 @@ int main(int argc, char **argv)
     /* Integer histograms whose bins are a power of two wide from a whole first edge (the estimate is the element's
      * exact place: src/lib/distrib.c, hist_place_exact) and a neighbour whose edges are not the exact places
      * (int16 over [0, 100) in 70 bins): a third of the elements on an edge, a third one off it, a third uniform
-     * over the range and a bin beyond, one in 1000 the type's least or greatest value (uint64: 0 or 2^63 - 1), in
-     * the vectors of the kernel's steps (2^20 + 7 elements). The kernels take most of them by the integer offset
-     * from the first edge (hist_plan's place_shift); not uint64 below a negative first edge, nor ends at 2^53. */
+     * over the range and a bin beyond, one in 1000 the type's least or greatest value (uint64: 2^63 or 2^63 - 1,
+     * and the negative values near its ranges' ends as values near 2^64), in the vectors of the kernel's steps
+     * (2^20 + 7 elements). The kernels take most of them by the integer offset from the first edge (hist_plan's
+     * place_shift); not uint64 below a negative first edge, nor ends at 2^53. */
     static const struct {
         dr_dtype_t t;
         double range[2];
@@ -399,7 +403,7 @@ int main(int argc, char **argv)
                        {DR_INT64, {-4503599627370496.0, 4503599627370496.0}, 1024}, /* +-2^52 */
                        {DR_UINT64, {0, 1024}, 1024},
                        {DR_UINT64, {-8, 8}, 16}, /* exact places, not by the integer offset (it would wrap) */
-                       {DR_INT64, {9007199254740928.0, 9007199254740992.0}, 64}, /* [2^53 - 64, 2^53] */
+                       {DR_INT64, {9007199253692416.0, 9007199254740992.0}, 1024}, /* [2^53 - 2^20, 2^53] */
                        {DR_INT16, {0, 100}, 70}};
     for (size_t ci = 0; ci < sizeof place_cases / sizeof *place_cases; ++ci) {
         const dr_dtype_t t = place_cases[ci].t;
