@@ -186,6 +186,38 @@ static void check_quant(const char *what, const char *label, size_t nq, const do
     }
 }
 
+/* The histogram of the whole array on the CPU context (the reference) against the GPU contexts' (blocks of
+ * blocks[b] threads) of the rank's part, copied to device memory; counts poisoned before each. */
+static void hist_on_gpus(dreduce_context_t *cpu, dreduce_context_t *const gpu[3], const int blocks[3],
+                         const char *label, const unsigned char *whole, uint64_t n, dr_dtype_t t, uint32_t bins,
+                         const double *range, int rank, int nranks)
+{
+    const size_t es = dreduce_dtype_size(t);
+    uint64_t first, mine;
+    dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
+    void *d_part;
+    CUDA_OK(cudaMalloc(&d_part, mine * es + 16));
+    CUDA_OK(cudaMemcpy(d_part, whole + first * es, mine * es, cudaMemcpyHostToDevice));
+    hist_t ref = {0}, got = {0};
+    ref.counts = malloc(bins * 8);
+    ref.edges = malloc((bins + 1) * 8);
+    got.counts = malloc(bins * 8);
+    got.edges = malloc((bins + 1) * 8);
+    ref.st = dreduce_histogram(cpu, whole, n, t, bins, range, ref.counts, ref.edges, &ref.info);
+    for (int b = 0; b < 3; ++b) {
+        char what[32];
+        snprintf(what, sizeof what, "device block %d", blocks[b]);
+        memset(got.counts, 0xa5, bins * 8); /* poison */
+        got.st = dreduce_histogram(gpu[b], d_part, mine, t, bins, range, got.counts, got.edges, &got.info);
+        check_hist(what, label, &ref, &got, bins, rank);
+    }
+    free(ref.counts);
+    free(ref.edges);
+    free(got.counts);
+    free(got.edges);
+    CUDA_OK(cudaFree(d_part));
+}
+
 /* v stored as an element of the integer type t, the type's nearest end where v lies outside it (uint64: v's bits). */
 static void put_int(dr_dtype_t t, unsigned char *at, int64_t v)
 {
@@ -351,35 +383,13 @@ int main(int argc, char **argv)
             if (t == DR_FLOAT32) memcpy(whole + i * 4, &bits, 4);
             else memcpy(whole + i * 2, t == DR_BFLOAT16 ? &top : &half, 2);
         }
-        uint64_t first, mine;
-        dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
-        void *d_part;
-        CUDA_OK(cudaMalloc(&d_part, mine * es + 16));
-        CUDA_OK(cudaMemcpy(d_part, whole + first * es, mine * es, cudaMemcpyHostToDevice));
         for (int bi = 0; bi < 3; ++bi) {
             const uint32_t bins = wide_bins[bi];
             char label[96];
             snprintf(label, sizeof label, "%s wide n=%llu bins=%u range %g,%g np=%d", dreduce_dtype_name(t),
                      (unsigned long long)n, bins, wide[0], wide[1], nranks);
-            hist_t ref = {0}, got = {0};
-            ref.counts = malloc(bins * 8);
-            ref.edges = malloc((bins + 1) * 8);
-            got.counts = malloc(bins * 8);
-            got.edges = malloc((bins + 1) * 8);
-            ref.st = dreduce_histogram(cpu, whole, n, t, bins, wide, ref.counts, ref.edges, &ref.info);
-            for (int b = 0; b < 3; ++b) {
-                char what[32];
-                snprintf(what, sizeof what, "device block %d", blocks[b]);
-                memset(got.counts, 0xa5, bins * 8); /* poison */
-                got.st = dreduce_histogram(gpu[b], d_part, mine, t, bins, wide, got.counts, got.edges, &got.info);
-                check_hist(what, label, &ref, &got, bins, rank);
-            }
-            free(ref.counts);
-            free(ref.edges);
-            free(got.counts);
-            free(got.edges);
+            hist_on_gpus(cpu, gpu, blocks, label, whole, n, t, bins, wide, rank, nranks);
         }
-        CUDA_OK(cudaFree(d_part));
         free(whole);
     }
     /* Integer histograms whose bins are a power of two wide from a whole first edge (the estimate is the element's
@@ -424,32 +434,10 @@ int main(int argc, char **argv)
                                            : edge + (i % 3 == 1 ? beside : 0);
             put_int(t, whole + i * es, v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
         }
-        uint64_t first, mine;
-        dreduce_shard(n, DR_SCALING_STRONG, rank, nranks, &first, &mine);
-        void *d_part;
-        CUDA_OK(cudaMalloc(&d_part, mine * es + 16));
-        CUDA_OK(cudaMemcpy(d_part, whole + first * es, mine * es, cudaMemcpyHostToDevice));
         char label[112];
         snprintf(label, sizeof label, "%s places n=%llu bins=%u range %.17g,%.17g np=%d", dreduce_dtype_name(t),
                  (unsigned long long)n, bins, rg[0], rg[1], nranks);
-        hist_t ref = {0}, got = {0};
-        ref.counts = malloc(bins * 8);
-        ref.edges = malloc((bins + 1) * 8);
-        got.counts = malloc(bins * 8);
-        got.edges = malloc((bins + 1) * 8);
-        ref.st = dreduce_histogram(cpu, whole, n, t, bins, rg, ref.counts, ref.edges, &ref.info);
-        for (int b = 0; b < 3; ++b) {
-            char what[32];
-            snprintf(what, sizeof what, "device block %d", blocks[b]);
-            memset(got.counts, 0xa5, bins * 8); /* poison */
-            got.st = dreduce_histogram(gpu[b], d_part, mine, t, bins, rg, got.counts, got.edges, &got.info);
-            check_hist(what, label, &ref, &got, bins, rank);
-        }
-        free(ref.counts);
-        free(ref.edges);
-        free(got.counts);
-        free(got.edges);
-        CUDA_OK(cudaFree(d_part));
+        hist_on_gpus(cpu, gpu, blocks, label, whole, n, t, bins, rg, rank, nranks);
         free(whole);
     }
     int all_fail = 0;
