@@ -113,15 +113,33 @@ static void count_hist(const dr_count_pass_t *p, const void *edges, const void *
     const dr_hist_plan_t *h = &p->hist;
     const float *ef = (const float *)edges;
     const double *ed = (const double *)edges;
-    /* Bytes: the slot of each of the 256 values by the rules once, then one lookup an element (the widening and
-     * the estimate cost several times the read: unit bins over uint8 counted at 0.6 GB/s that way on 2 cores) */
-    if (p->dtype == DR_INT8 || p->dtype == DR_UINT8) {
-        uint32_t lut[256];
-        for (int v = 0; v < 256; ++v)
-            lut[v] = (uint32_t)hist_slot(dr_hist_bin_f64(h, ed, p->dtype == DR_INT8 ? (double)(int8_t)v : (double)v),
-                                         h->bins);
-        const uint8_t *x = (const uint8_t *)in;
-        for (size_t i = b; i < e; ++i) ++c[lut[x[i]] * copies + (i & (copies - 1))];
+    /* Bytes, and the 16-bit types over a slice of at least 65536 elements: the slot of each of the type's values by
+     * the rules once, then one lookup an element. The widening and the estimate cost several times the read: unit
+     * bins over uint8 counted at 0.6 GB/s that way on 2 cores, and float16 with many bins, whose estimate reproduces
+     * NumPy's float16 roundings, at 1.0 GB/s. A 16-bit table is 65536 evaluations of the rules, as many as the
+     * smallest slice that takes it has elements. */
+    const size_t size = dr_dtype_size((dr_dtype_t)p->dtype), values = size == 1 ? 256 : size == 2 ? 65536 : 0;
+    uint32_t *table = values == 256 || (values && e - b >= values) ? malloc(values * sizeof *table) : NULL;
+    if (table) {
+        for (size_t v = 0; v < values; ++v) {
+            int64_t bin;
+            switch ((dr_dtype_t)p->dtype) {
+            case DR_INT8: bin = dr_hist_bin_f64(h, ed, (double)(int8_t)v); break;
+            case DR_INT16: bin = dr_hist_bin_f64(h, ed, (double)(int16_t)v); break;
+            case DR_FLOAT16: bin = dr_hist_bin_f16(h, ef, dr_f16_to_f32((uint16_t)v)); break;
+            case DR_BFLOAT16: bin = dr_hist_bin_f32(h, ef, dr_bf16_to_f32((uint16_t)v)); break;
+            default: bin = dr_hist_bin_f64(h, ed, (double)v); break; /* uint8, uint16 */
+            }
+            table[v] = (uint32_t)hist_slot(bin, h->bins);
+        }
+        if (values == 256) {
+            const uint8_t *x = (const uint8_t *)in;
+            for (size_t i = b; i < e; ++i) ++c[table[x[i]] * copies + (i & (copies - 1))];
+        } else {
+            const uint16_t *x = (const uint16_t *)in;
+            for (size_t i = b; i < e; ++i) ++c[table[x[i]] * copies + (i & (copies - 1))];
+        }
+        free(table);
         return;
     }
     const int fast = !h->exact_estimate && h->margin < 1.0;
