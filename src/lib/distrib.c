@@ -154,8 +154,8 @@ static dr_status_t hist_plan_numpy(dr_dtype_t dtype, uint32_t bins, const double
  * and within 2^53, so that x - first is exact for x between them (x as NumPy's astype makes it, whole there too);
  * the bins' width w = (last - first) / bins a power of two, so that scale = 1 / w and the product are exact; and
  * every edge first + k * w, exactly as linspace made it (a multiple of w within 2^53 of them: representable). The
- * estimate's floor is then the k with edges[k] <= x < edges[k + 1], the edges' bin. */
-static int hist_place_exact(const dr_hist_plan_t *p, const double *edges)
+ * estimate's floor is then the k with edges[k] <= x < edges[k + 1], the edges' bin. *log2_width: w's exponent. */
+static int hist_place_exact(const dr_hist_plan_t *p, const double *edges, int *log2_width)
 {
     const double first = p->first, last = p->last, w = p->denom / (double)p->bins;
     int e;
@@ -163,6 +163,7 @@ static int hist_place_exact(const dr_hist_plan_t *p, const double *edges)
         return 0;
     if (!(p->denom == last - first && p->denom <= 0x1p53)) return 0;
     if (!(frexp(w, &e) == 0.5 && w * (double)p->bins == p->denom && p->scale * w == 1.0)) return 0;
+    *log2_width = e - 1; /* w = 0.5 * 2^e */
     if (w < 1.0 && !(fabs(first) / w <= 0x1p53 && fabs(last) / w <= 0x1p53)) return 0;
     for (uint32_t k = 0; k <= p->bins; ++k)
         if (edges[k] != first + (double)k * w) return 0;
@@ -244,17 +245,16 @@ static dr_status_t hist_plan(dr_dtype_t dtype, uint32_t bins, const double *rang
      * on an edge too, whose fraction is 0 and which any margin would send to the edges (every element, for unit
      * bins). A margin of -1 says so: every fraction lies farther than it from a whole number. */
     p->place_shift = -1;
-    if (!p->exact_estimate && !dr_dtype_is_float(dtype) && hist_place_exact(p, edges)) {
+    int log2_width;
+    if (!p->exact_estimate && !dr_dtype_is_float(dtype) && hist_place_exact(p, edges, &log2_width)) {
         p->margin = -1.0;
         /* Bins at least one wide: the kernels take the bin from the integer offset x - first, a shift, without the
          * conversion to double (an element outside [first, last) by that offset is outside as a double too: the ends
          * are under 2^53, where no integer rounds into the range). Not for uint64 below a negative first, where the
          * offset of a value near 2^64 would wrap into the range. */
-        int e;
-        const double frac = frexp(p->denom / (double)p->bins, &e); /* the width is frac * 2^e, frac 0.5 here */
-        if (frac == 0.5 && e >= 1 && fabs(p->first) < 0x1p53 && fabs(p->last) < 0x1p53 &&
+        if (log2_width >= 0 && fabs(p->first) < 0x1p53 && fabs(p->last) < 0x1p53 &&
             !(dtype == DR_UINT64 && p->first < 0))
-            p->place_shift = e - 1;
+            p->place_shift = log2_width;
     }
     return DR_OK;
 }
