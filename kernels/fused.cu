@@ -584,40 +584,40 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800 /* min.f16x2, min.bf16x2 */
     static constexpr bool kPacked16 = kOmit && sizeof(In) == 2 && !kInt;
     /* OMIT of the 16-bit floats: a whole round of four vectors (32 elements) as one batch, one merge a round as
-     * PROPAGATE's, worked on the packed words, two halves a word, with one conversion to double an element.
-     * First pass: the batch's min and max, two halves an instruction (min.f16x2, min.bf16x2 pass over a NaN operand
-     * and order -0.0 below +0.0, as min.f32). The least element c is the shift of the second pass, which takes
-     * the terms d = x - c, their sum and the sum of their squares: the batch's mean is c + sum/k and its m2
-     * sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2 for every i, so sum^2/k =
-     * k (mean - c)^2 <= k m2 and the subtraction loses at most a few bits of k (the two-pass form's bound); for
-     * float16 every d and their sum are exact (multiples of 2^-24 below 2^22). A NaN half is replaced by c before
-     * the conversion, so its d is 0 and it adds nothing to either sum; a half is NaN where its magnitude bits
-     * exceed +inf's (0x7c00 float16, 0x7f80 bfloat16): adding the difference to 0x7fff carries into its top bit
-     * exactly then, never into the next half (a magnitude is at most 0x7fff). Where c is -inf the shift is 0 (the
-     * sums are then inf or NaN as the plain sums, and so are mean and m2, as the CPU's Welford makes them). OMIT's
-     * stats take 0.97-0.98x PROPAGATE's time (H100, 2^28: bench/results/h100-2026-12-06c/run-shift.txt). Its forms
-     * before: the NaN zeroed on the words and the batch converted twice (the mean first, then m2 about it; holding
-     * the batch as doubles spilled past the kernel's 64 registers), 1.09-1.17x; an element's compare and selects,
-     * 1.13-1.25x (docs/performance.md, "NaN policy"). */
+     * PROPAGATE's, worked on the packed words, two halves a word. A half is NaN where its magnitude bits exceed
+     * +inf's (0x7c00 float16, 0x7f80 bfloat16): adding the difference to 0x7fff carries into its top bit exactly
+     * then, never into the next half (a magnitude is at most 0x7fff); the words' flags, shifted apart, take one
+     * population count. min and max go two halves an instruction on the words as read (min.f16x2 and min.bf16x2
+     * pass over a NaN operand and order -0.0 below +0.0, as min.f32). */
     template <int N> __device__ static void omit_batch16(Thread &t, const uint4 *v)
     {
-        constexpr bool kF16 = std::is_same<In, dr_f16_t>::value;
+        if constexpr (std::is_same<In, dr_f16_t>::value) omit_shift_f16<N>(t, v);
+        else omit_two_pass16<N>(t, v);
+    }
+    /* float16: one pass of the sums about a shift c, the batch's least element: d = x - c, the sum of d and of d^2;
+     * the batch's mean is c + sum/k and its m2 sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2
+     * for every i, so sum^2/k = k (mean - c)^2 <= k m2 and the subtraction loses at most a few bits of k (the
+     * two-pass form's bound). Every d and their sum are exact (multiples of 2^-24 below 2^22), so the batch's sum
+     * k c + sum d is correctly rounded. A NaN half is replaced by c before the conversion, so its d is 0 and it adds
+     * nothing to either sum. Where c is -inf the shift is 0 (the sums are then inf or NaN as the plain sums, and so
+     * are mean and m2, as the CPU's Welford makes them). One conversion to double an element, as PROPAGATE's: OMIT's
+     * float16 stats take 0.97-0.98x PROPAGATE's time (H100, 2^28: bench/results/h100-2026-12-06c/run-shift.txt),
+     * where the two-pass form took 1.09-1.17x. Not for bfloat16: there x - c rounds where the exponents lie more
+     * than 45 apart and the running sum of the d's grows to k |c|, so the batch's sum lost every small term of
+     * {-2^56, 7.97, 23.9, 23.9, 40, 39.75 x 3} (exactly -2^56), past the sum's error bound (serial_depth u sum|x|). */
+    template <int N> __device__ static void omit_shift_f16(Thread &t, const uint4 *v)
+    {
         constexpr int kW = 4 * N, kK = 2 * kW;
         static_assert(kW <= 16, "the flags' shifts keep the words' bits apart");
-        constexpr uint32_t kCarry = kF16 ? 0x03ff03ffu : 0x007f007fu, kInf = kF16 ? 0x7c00u : 0x7f80u;
+        constexpr uint32_t kCarry = 0x03ff03ffu, kInf = 0x7c00u;
         uint32_t w[kW];
         memcpy(w, v, sizeof w);
-        auto half = [](uint32_t word, int h) {
-            const uint16_t b = (uint16_t)(word >> (16 * h));
-            return kF16 ? dr_f16_to_f32(b) : dr_bf16_to_f32(b);
-        };
-        auto min2 = [](uint32_t a, uint32_t b) { return kF16 ? f16x2_min(a, b) : bf16x2_min(a, b); };
-        auto max2 = [](uint32_t a, uint32_t b) { return kF16 ? f16x2_max(a, b) : bf16x2_max(a, b); };
+        auto half = [](uint32_t word, int h) { return dr_f16_to_f32((uint16_t)(word >> (16 * h))); };
         uint32_t lo2 = w[0], hi2 = w[0];
 #pragma unroll
-        for (int i = 1; i < kW; ++i) lo2 = min2(lo2, w[i]), hi2 = max2(hi2, w[i]);
-        lo2 = min2(lo2, __byte_perm(lo2, 0, 0x1032)); /* both halves the least (NaN only where every one is) */
-        hi2 = max2(hi2, __byte_perm(hi2, 0, 0x1032));
+        for (int i = 1; i < kW; ++i) lo2 = f16x2_min(lo2, w[i]), hi2 = f16x2_max(hi2, w[i]);
+        lo2 = f16x2_min(lo2, __byte_perm(lo2, 0, 0x1032)); /* both halves the least (NaN only where every one is) */
+        hi2 = f16x2_max(hi2, __byte_perm(hi2, 0, 0x1032));
         t.lo = omit_min(t.lo, half(lo2, 0)); /* the thread's running values are never NaN */
         t.hi = omit_max(t.hi, half(hi2, 0));
         const uint32_t cw = (lo2 & 0x7fffu) < kInf ? lo2 : 0u; /* the shift c in both halves: finite, or 0 */
@@ -645,6 +645,61 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         qb = qb < 0 ? 0.0 : qb; /* rounding below 0; a NaN stays */
         t.fsum += fma((double)k, c, s);
         merge(t, k, c + sk, qb);
+    }
+    /* bfloat16 (and float16's form before the shift): the NaN halves zeroed on the words, the batch's sum and mean
+     * first, then m2 about the mean by a second conversion of the words, with a predicate on each NaN's flag
+     * (holding the batch as doubles took the kernel past its 64 registers: ptxas -v, 176-332 bytes of spills a
+     * thread with two vectors a batch); the empty asm statements hide from the compiler that the words and flags are
+     * the first pass's, which it otherwise kept (the conversions, or each word's NaN bits) live across the mean, with
+     * the same spills. 1.09-1.14x PROPAGATE's time (H100, 2^28: the base runs of
+     * bench/results/h100-2026-12-06c/nan-bench-first-form.txt). */
+    template <int N> __device__ static void omit_two_pass16(Thread &t, const uint4 *v)
+    {
+        constexpr bool kF16 = std::is_same<In, dr_f16_t>::value;
+        constexpr int kW = 4 * N, kK = 2 * kW;
+        static_assert(kW <= 16, "the flags' shifts keep the words' bits apart");
+        constexpr uint32_t kCarry = kF16 ? 0x03ff03ffu : 0x007f007fu;
+        uint32_t w[kW];
+        memcpy(w, v, sizeof w);
+        auto half = [](uint32_t word, int h) {
+            const uint16_t b = (uint16_t)(word >> (16 * h));
+            return kF16 ? dr_f16_to_f32(b) : dr_bf16_to_f32(b);
+        };
+        uint32_t flags = 0, lo2 = w[0], hi2 = w[0];
+        double s = 0;
+#pragma unroll
+        for (int i = 0; i < kW; ++i) {
+            const uint32_t nanw = ((w[i] & 0x7fff7fffu) + kCarry) & 0x80008000u;
+            flags |= nanw >> i; /* word i's halves at bits 15 - i and 31 - i */
+            if (i) {
+                lo2 = kF16 ? f16x2_min(lo2, w[i]) : bf16x2_min(lo2, w[i]);
+                hi2 = kF16 ? f16x2_max(hi2, w[i]) : bf16x2_max(hi2, w[i]);
+            }
+            w[i] &= ~((nanw >> 15) * 0xffffu);
+#pragma unroll
+            for (int h = 0; h < 2; ++h) s += (double)half(w[i], h);
+        }
+        asm("" : "+r"(flags));
+#pragma unroll
+        for (int i = 0; i < kW; ++i) asm("" : "+r"(w[i]));
+        const unsigned nn = __popc(flags), k = kK - nn;
+        t.nans += nn;
+        /* the pairs' two halves (NaN only where every element of that half was), then the thread's: omit_min and
+         * omit_max pass over a NaN, and the thread's running values are never NaN */
+        t.lo = omit_min(t.lo, omit_min(half(lo2, 0), half(lo2, 1)));
+        t.hi = omit_max(t.hi, omit_max(half(hi2, 0), half(hi2, 1)));
+        t.fsum += s;
+        if (k == 0) return;
+        const double mean = k == kK ? s * (1.0 / kK) : s / k;
+        double q = 0;
+#pragma unroll
+        for (int i = 0; i < kW; ++i)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const double d = (double)half(w[i], h) - mean;
+                if (!(flags >> (15 - i + 16 * h) & 1u)) q += d * d;
+            }
+        merge(t, k, mean, q);
     }
 #else
     static constexpr bool kPacked16 = false;
