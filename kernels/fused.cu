@@ -592,7 +592,7 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
     template <int N> __device__ static void omit_batch16(Thread &t, const uint4 *v)
     {
         if constexpr (std::is_same<In, dr_f16_t>::value) omit_shift_f16<N>(t, v);
-        else omit_two_pass16<N>(t, v);
+        else omit_two_pass_bf16<N>(t, v);
     }
     /* float16: one pass of the sums about a shift c, the batch's least element: d = x - c, the sum of d and of d^2;
      * the batch's mean is c + sum/k and its m2 sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2
@@ -646,25 +646,21 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         t.fsum += fma((double)k, c, s);
         merge(t, k, c + sk, qb);
     }
-    /* bfloat16 (and float16's form before the shift): the NaN halves zeroed on the words, the batch's sum and mean
+    /* bfloat16 (float16's form before the shift): the NaN halves zeroed on the words, the batch's sum and mean
      * first, then m2 about the mean by a second conversion of the words, with a predicate on each NaN's flag
      * (holding the batch as doubles took the kernel past its 64 registers: ptxas -v, 176-332 bytes of spills a
      * thread with two vectors a batch); the empty asm statements hide from the compiler that the words and flags are
      * the first pass's, which it otherwise kept (the conversions, or each word's NaN bits) live across the mean, with
      * the same spills. 1.09-1.14x PROPAGATE's time (H100, 2^28: the base runs of
      * bench/results/h100-2026-12-06c/nan-bench-first-form.txt). */
-    template <int N> __device__ static void omit_two_pass16(Thread &t, const uint4 *v)
+    template <int N> __device__ static void omit_two_pass_bf16(Thread &t, const uint4 *v)
     {
-        constexpr bool kF16 = std::is_same<In, dr_f16_t>::value;
         constexpr int kW = 4 * N, kK = 2 * kW;
         static_assert(kW <= 16, "the flags' shifts keep the words' bits apart");
-        constexpr uint32_t kCarry = kF16 ? 0x03ff03ffu : 0x007f007fu;
+        constexpr uint32_t kCarry = 0x007f007fu;
         uint32_t w[kW];
         memcpy(w, v, sizeof w);
-        auto half = [](uint32_t word, int h) {
-            const uint16_t b = (uint16_t)(word >> (16 * h));
-            return kF16 ? dr_f16_to_f32(b) : dr_bf16_to_f32(b);
-        };
+        auto half = [](uint32_t word, int h) { return dr_bf16_to_f32((uint16_t)(word >> (16 * h))); };
         uint32_t flags = 0, lo2 = w[0], hi2 = w[0];
         double s = 0;
 #pragma unroll
@@ -672,8 +668,8 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
             const uint32_t nanw = ((w[i] & 0x7fff7fffu) + kCarry) & 0x80008000u;
             flags |= nanw >> i; /* word i's halves at bits 15 - i and 31 - i */
             if (i) {
-                lo2 = kF16 ? f16x2_min(lo2, w[i]) : bf16x2_min(lo2, w[i]);
-                hi2 = kF16 ? f16x2_max(hi2, w[i]) : bf16x2_max(hi2, w[i]);
+                lo2 = bf16x2_min(lo2, w[i]);
+                hi2 = bf16x2_max(hi2, w[i]);
             }
             w[i] &= ~((nanw >> 15) * 0xffffu);
 #pragma unroll

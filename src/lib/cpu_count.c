@@ -117,7 +117,8 @@ static void count_hist(const dr_count_pass_t *p, const void *edges, const void *
      * the rules once, then one lookup an element. The widening and the estimate cost several times the read: unit
      * bins over uint8 counted at 0.6 GB/s that way on 2 cores, and float16 with many bins, whose estimate reproduces
      * NumPy's float16 roundings, at 1.0 GB/s. A 16-bit table is 65536 evaluations of the rules, as many as the
-     * smallest slice that takes it has elements. */
+     * smallest slice that takes it has elements. Where the table cannot be allocated, the estimate below gives
+     * the same slots. */
     const size_t size = dr_dtype_size((dr_dtype_t)p->dtype), values = size == 1 ? 256 : size == 2 ? 65536 : 0;
     uint32_t *table = values == 256 || (values && e - b >= values) ? malloc(values * sizeof *table) : NULL;
     if (table) {
