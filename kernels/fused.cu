@@ -588,42 +588,56 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
      * +inf's (0x7c00 float16, 0x7f80 bfloat16): adding the difference to 0x7fff carries into its top bit exactly
      * then, never into the next half (a magnitude is at most 0x7fff); the words' flags, shifted apart, take one
      * population count. min and max go two halves an instruction on the words as read (min.f16x2 and min.bf16x2
-     * pass over a NaN operand and order -0.0 below +0.0, as min.f32). */
+     * pass over a NaN operand and order -0.0 below +0.0, as min.f32).
+     * One pass of the sums about a shift c, the batch's least element: d = x - c, the sum of d and of d^2; the
+     * batch's m2 is sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2 for every i, so
+     * sum^2/k = k (mean - c)^2 <= k m2 and the subtraction loses at most a few bits of k (the two-pass form's
+     * bound); sum d^2 <= (k + 1) m2 bounds the d's rounding the same way. A NaN half is replaced by c on the word
+     * before the conversion, so its d is 0 and it adds nothing to either sum. Where c is -inf the shift is 0 (the
+     * sums are then inf or NaN as the plain sums, and so are mean and m2, as the CPU's Welford makes them). One
+     * conversion to double an element, as PROPAGATE's, where the two-pass form (m2 about the mean by a second
+     * conversion) took 1.09-1.17x PROPAGATE's time (H100, 2^28: bench/results/h100-2026-12-06c/).
+     * The batch's sum and mean: for float16 every d and their sum are exact (multiples of 2^-24 below 2^22), so
+     * k c + sum d is correctly rounded. For bfloat16 x - c rounds where the exponents lie more than 45 apart and the
+     * sum of the d's grows to k |c|: k c + sum d lost every small term of {-2^56, 7.97, 23.9, 23.9, 40, 39.75 x 3}
+     * (exactly -2^56), past the sum's bound (serial_depth u sum|x|). bfloat16 adds the plain sum of the x's beside
+     * (the converted x with a NaN's bits cleared by its flag: one more add an element), the two-pass form's sum and
+     * mean, bit for bit; its m2 lies within 2 (k + 3) (k + 1) u m2 of the exact one. H100, 2^28
+     * (bench/results/h100-2026-12-06d/nan-bench-f16-arg-count.txt): float16 0.975x PROPAGATE's time without NaN and
+     * 0.980x with 1%; bfloat16 1.049x and 1.115x (two-pass 1.09x and 1.13x): the plain sum's mask and add, and a
+     * second division in each batch a NaN made short (not timed apart). */
     template <int N> __device__ static void omit_batch16(Thread &t, const uint4 *v)
     {
-        if constexpr (std::is_same<In, dr_f16_t>::value) omit_shift_f16<N>(t, v);
-        else omit_two_pass_bf16<N>(t, v);
-    }
-    /* float16: one pass of the sums about a shift c, the batch's least element: d = x - c, the sum of d and of d^2;
-     * the batch's mean is c + sum/k and its m2 sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2
-     * for every i, so sum^2/k = k (mean - c)^2 <= k m2 and the subtraction loses at most a few bits of k (the
-     * two-pass form's bound). Every d and their sum are exact (multiples of 2^-24 below 2^22), so the batch's sum
-     * k c + sum d is correctly rounded. A NaN half is replaced by c before the conversion, so its d is 0 and it adds
-     * nothing to either sum. Where c is -inf the shift is 0 (the sums are then inf or NaN as the plain sums, and so
-     * are mean and m2, as the CPU's Welford makes them). One conversion to double an element, as PROPAGATE's: OMIT's
-     * float16 stats take 0.97-0.98x PROPAGATE's time (H100, 2^28: bench/results/h100-2026-12-06c/run-shift.txt),
-     * where the two-pass form took 1.09-1.17x. Not for bfloat16: there x - c rounds where the exponents lie more
-     * than 45 apart and the running sum of the d's grows to k |c|, so the batch's sum lost every small term of
-     * {-2^56, 7.97, 23.9, 23.9, 40, 39.75 x 3} (exactly -2^56), past the sum's error bound (serial_depth u sum|x|). */
-    template <int N> __device__ static void omit_shift_f16(Thread &t, const uint4 *v)
-    {
+        constexpr bool kF16 = std::is_same<In, dr_f16_t>::value;
         constexpr int kW = 4 * N, kK = 2 * kW;
         static_assert(kW <= 16, "the flags' shifts keep the words' bits apart");
-        constexpr uint32_t kCarry = 0x03ff03ffu, kInf = 0x7c00u;
+        constexpr uint32_t kCarry = kF16 ? 0x03ff03ffu : 0x007f007fu, kInf = kF16 ? 0x7c00u : 0x7f80u;
         uint32_t w[kW];
         memcpy(w, v, sizeof w);
-        auto half = [](uint32_t word, int h) { return dr_f16_to_f32((uint16_t)(word >> (16 * h))); };
+        auto half = [](uint32_t word, int h) {
+            const uint16_t b = (uint16_t)(word >> (16 * h));
+            if constexpr (kF16) return dr_f16_to_f32(b);
+            else return dr_bf16_to_f32(b);
+        };
+        auto min2 = [](uint32_t a, uint32_t b) {
+            if constexpr (kF16) return f16x2_min(a, b);
+            else return bf16x2_min(a, b);
+        };
+        auto max2 = [](uint32_t a, uint32_t b) {
+            if constexpr (kF16) return f16x2_max(a, b);
+            else return bf16x2_max(a, b);
+        };
         uint32_t lo2 = w[0], hi2 = w[0];
 #pragma unroll
-        for (int i = 1; i < kW; ++i) lo2 = f16x2_min(lo2, w[i]), hi2 = f16x2_max(hi2, w[i]);
-        lo2 = f16x2_min(lo2, __byte_perm(lo2, 0, 0x1032)); /* both halves the least (NaN only where every one is) */
-        hi2 = f16x2_max(hi2, __byte_perm(hi2, 0, 0x1032));
+        for (int i = 1; i < kW; ++i) lo2 = min2(lo2, w[i]), hi2 = max2(hi2, w[i]);
+        lo2 = min2(lo2, __byte_perm(lo2, 0, 0x1032)); /* both halves the least (NaN only where every one is) */
+        hi2 = max2(hi2, __byte_perm(hi2, 0, 0x1032));
         t.lo = omit_min(t.lo, half(lo2, 0)); /* the thread's running values are never NaN */
         t.hi = omit_max(t.hi, half(hi2, 0));
         const uint32_t cw = (lo2 & 0x7fffu) < kInf ? lo2 : 0u; /* the shift c in both halves: finite, or 0 */
         const double c = (double)half(cw, 0);
         uint32_t flags = 0;
-        double s = 0, q = 0;
+        double s = 0, q = 0, plain = 0;
 #pragma unroll
         for (int i = 0; i < kW; ++i) {
             const uint32_t nanw = ((w[i] & 0x7fff7fffu) + kCarry) & 0x80008000u;
@@ -632,9 +646,13 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
             const uint32_t x2 = (w[i] & ~nan_mask) | (cw & nan_mask);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-                const double d = (double)half(x2, h) - c;
+                const double x = (double)half(x2, h), d = x - c;
                 s += d;
                 q = fma(d, d, q);
+                if constexpr (!kF16) { /* x, or +0.0 where the half is NaN: both words of the double masked */
+                    const uint32_t keep = ~(uint32_t)((int32_t)(nanw << (16 - 16 * h)) >> 31);
+                    plain += __hiloint2double(__double2hiint(x) & keep, __double2loint(x) & keep);
+                }
             }
         }
         const unsigned nn = __popc(flags), k = kK - nn;
@@ -643,59 +661,13 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         const double sk = k == kK ? s * (1.0 / kK) : s / k;
         double qb = q - s * sk;
         qb = qb < 0 ? 0.0 : qb; /* rounding below 0; a NaN stays */
-        t.fsum += fma((double)k, c, s);
-        merge(t, k, c + sk, qb);
-    }
-    /* bfloat16 (float16's form before the shift): the NaN halves zeroed on the words, the batch's sum and mean
-     * first, then m2 about the mean by a second conversion of the words, with a predicate on each NaN's flag
-     * (holding the batch as doubles took the kernel past its 64 registers: ptxas -v, 176-332 bytes of spills a
-     * thread with two vectors a batch); the empty asm statements hide from the compiler that the words and flags are
-     * the first pass's, which it otherwise kept (the conversions, or each word's NaN bits) live across the mean, with
-     * the same spills. 1.09-1.14x PROPAGATE's time (H100, 2^28: the base runs of
-     * bench/results/h100-2026-12-06c/nan-bench-first-form.txt). */
-    template <int N> __device__ static void omit_two_pass_bf16(Thread &t, const uint4 *v)
-    {
-        constexpr int kW = 4 * N, kK = 2 * kW;
-        static_assert(kW <= 16, "the flags' shifts keep the words' bits apart");
-        constexpr uint32_t kCarry = 0x007f007fu;
-        uint32_t w[kW];
-        memcpy(w, v, sizeof w);
-        auto half = [](uint32_t word, int h) { return dr_bf16_to_f32((uint16_t)(word >> (16 * h))); };
-        uint32_t flags = 0, lo2 = w[0], hi2 = w[0];
-        double s = 0;
-#pragma unroll
-        for (int i = 0; i < kW; ++i) {
-            const uint32_t nanw = ((w[i] & 0x7fff7fffu) + kCarry) & 0x80008000u;
-            flags |= nanw >> i; /* word i's halves at bits 15 - i and 31 - i */
-            if (i) {
-                lo2 = bf16x2_min(lo2, w[i]);
-                hi2 = bf16x2_max(hi2, w[i]);
-            }
-            w[i] &= ~((nanw >> 15) * 0xffffu);
-#pragma unroll
-            for (int h = 0; h < 2; ++h) s += (double)half(w[i], h);
+        if constexpr (kF16) {
+            t.fsum += fma((double)k, c, s);
+            merge(t, k, c + sk, qb);
+        } else {
+            t.fsum += plain;
+            merge(t, k, k == kK ? plain * (1.0 / kK) : plain / k, qb);
         }
-        asm("" : "+r"(flags));
-#pragma unroll
-        for (int i = 0; i < kW; ++i) asm("" : "+r"(w[i]));
-        const unsigned nn = __popc(flags), k = kK - nn;
-        t.nans += nn;
-        /* the pairs' two halves (NaN only where every element of that half was), then the thread's: omit_min and
-         * omit_max pass over a NaN, and the thread's running values are never NaN */
-        t.lo = omit_min(t.lo, omit_min(half(lo2, 0), half(lo2, 1)));
-        t.hi = omit_max(t.hi, omit_max(half(hi2, 0), half(hi2, 1)));
-        t.fsum += s;
-        if (k == 0) return;
-        const double mean = k == kK ? s * (1.0 / kK) : s / k;
-        double q = 0;
-#pragma unroll
-        for (int i = 0; i < kW; ++i)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const double d = (double)half(w[i], h) - mean;
-                if (!(flags >> (15 - i + 16 * h) & 1u)) q += d * d;
-            }
-        merge(t, k, mean, q);
     }
 #else
     static constexpr bool kPacked16 = false;
