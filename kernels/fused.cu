@@ -593,16 +593,18 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
      * batch's m2 is sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2 for every i, so
      * sum^2/k = k (mean - c)^2 <= k m2 and the subtraction loses at most a few bits of k (the two-pass form's
      * bound); sum d^2 <= (k + 1) m2 bounds the d's rounding the same way. A NaN half is replaced by c on the word
-     * before the conversion, so its d is 0 and it adds nothing to either sum. Where c is -inf the shift is 0 (the
-     * sums are then inf or NaN as the plain sums, and so are mean and m2, as the CPU's Welford makes them). One
-     * conversion to double an element, as PROPAGATE's, where the two-pass form (m2 about the mean by a second
-     * conversion) took 1.09-1.17x PROPAGATE's time (H100, 2^28: bench/results/h100-2026-12-06c/).
+     * before the conversion, so its d is 0 and it adds nothing to either sum. Where c is infinite (-inf, or +inf
+     * where every element is) the shift is 0: the sums are then inf or NaN as the plain sums, the mean +-inf or NaN
+     * and m2 NaN, as the CPU's Welford makes them. One conversion to double an element, as PROPAGATE's, where the
+     * two-pass form (m2 about the mean by a second conversion) took 1.09-1.17x PROPAGATE's time (H100, 2^28:
+     * bench/results/h100-2026-12-06c/).
      * The batch's sum and mean: for float16 every d and their sum are exact (multiples of 2^-24 below 2^22), so
      * k c + sum d is correctly rounded. For bfloat16 x - c rounds where the exponents lie more than 45 apart and the
      * sum of the d's grows to k |c|: k c + sum d lost every small term of {-2^56, 7.97, 23.9, 23.9, 40, 39.75 x 3}
      * (exactly -2^56), past the sum's bound (serial_depth u sum|x|). bfloat16 adds the plain sum of the x's beside
      * (the converted x with a NaN's bits cleared by its flag: one more add an element), the two-pass form's sum and
-     * mean, bit for bit; its m2 lies within 2 (k + 3) (k + 1) u m2 of the exact one. H100, 2^28
+     * mean, bit for bit; its m2 lies within about 3 k^2 u m2 of the exact one (the two bounds above, added). ptxas
+     * -v: 56 registers, no spills, as float16's. H100, 2^28
      * (bench/results/h100-2026-12-06d/nan-bench-f16-arg-count.txt): float16 0.975x PROPAGATE's time without NaN and
      * 0.980x with 1%; bfloat16 1.049x and 1.115x (two-pass 1.09x and 1.13x): the plain sum's mask and add, and a
      * second division in each batch a NaN made short (not timed apart). */
