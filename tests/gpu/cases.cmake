@@ -35,6 +35,19 @@ dr_gpu_run(bfloat16_histogram_range -n 100Mi --type bfloat16 --op histogram --bi
 dr_gpu_run(int64_quantile -n 100Mi --type int64 --op quantile --q 0.01,0.5,0.99)
 dr_gpu_run(float16_median -n 10000019 --type float16 --op median --misalign 3)
 dr_gpu_run(mapped_staging --staging mapped)
+# bfloat16 OMIT stats over batches whose exponents lie 52 apart (tests/cli/bf16_wide_batch.sh), checked against the
+# sum's bound: 128 elements with blocks of 32 (a vector a thread: omit_batch16<1>, serial depth 12) and 4096 (a round
+# of four vectors a thread: omit_batch16<4>, depth 47). About the least element alone, the sums were 27 and 117 units
+# of u sum|x| off.
+foreach(shape "vector;2" "round;7")
+  list(GET shape 0 name)
+  list(GET shape 1 doublings)
+  add_test(NAME gpu_run_bfloat16_stats_omit_wide_${name}
+           COMMAND bash ${DR_RUN_IF_GPU} bash ${DR_BF16_WIDE} ${DR_EXPECT} $<TARGET_FILE:dreduce> ${doublings}
+                   --device gpu --block 32)
+  set_tests_properties(gpu_run_bfloat16_stats_omit_wide_${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 300
+                       ENVIRONMENT "${DR_TEST_ENV}")
+endforeach()
 
 # Two ranks on two GPUs (skipped with fewer): both combine levels, each staging path this MPI offers.
 function(dr_gpu2_run name)
