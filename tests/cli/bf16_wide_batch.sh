@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # OMIT stats of bfloat16 batches whose exponents lie far apart, checked by the program's own reference (--verify).
-# Every 32 elements (four vectors of 8 halves): -2^56 once, then 31 values in [7.97, 40], one NaN among them
-# (bfloat16 values rounded toward zero). Summed about the batch's least element, -2^56, as d = x + 2^56, each small
-# term rounds away against the growing sum of the d's: a batch came out as exactly -2^56, about 26 units of the last
-# place of sum |x| a vector, 115 a round of four: past the bound the reference checks the stats' sum against (serial
-# depth x u x sum |x|; the depth is about 12 with --block 32 at 128 elements). The plain sum beside the shifted ones
-# (kernels/fused.cu, omit_batch16) keeps them.
+# The first quarter of the array: vectors of 8 halves {-2^56, 7.97, 23.9, 23.9, 40, 39.75, 39.75, 39.75}; the rest:
+# vectors of values in [23.9, 39.75], every third with a NaN (bfloat16 values rounded toward zero). Summed about the
+# batch's least element, -2^56, as d = x + 2^56, each small term rounds away against the growing sum of the d's: a
+# batch came out as exactly -2^56. On the GPU with blocks of 32 (tests/gpu/cases.cmake): at 128 elements a thread
+# takes one vector (omit_batch16<1>), 25 u sum|x| off against a bound of 13 u sum|x| (serial depth 12); at 4096
+# a thread takes a round of four vectors 128 apart, one from the first quarter (omit_batch16<4>: -2^56 and 31 small
+# terms), 117 u sum|x| off against 48. The plain sum beside the shifted ones (kernels/fused.cu) keeps them: 1.7 and
+# 8.7 u sum|x| (a host model of both forms in the threads' order).
 # usage: bf16_wide_batch.sh EXPECT DREDUCE DOUBLINGS [DREDUCE ARGS...]
-#   the array is 32 x 2^DOUBLINGS elements, raw little-endian bfloat16.
+#   the array is 32 x 2^DOUBLINGS elements, raw little-endian bfloat16, 2^DOUBLINGS of them NaN.
 set -euo pipefail
 expect=$1 dreduce=$2 doublings=$3
 shift 3
@@ -17,10 +19,14 @@ trap 'rm -rf "$dir"' EXIT
 first='\x80\xdb\xff\x40\xbf\x41\xbf\x41\x20\x42\x1f\x42\x1f\x42\x1f\x42'
 rest='\x1f\x42\x1f\x42\x1f\x42\x1f\x42\xbf\x41\xbf\x41\xbf\x41\xbf\x41'
 with_nan='\xc1\x7f\x1f\x42\x1f\x42\x1f\x42\xbf\x41\xbf\x41\xbf\x41\xbf\x41'
-printf "$first$rest$rest$with_nan" >"$dir/a.raw"
+printf "$first" >"$dir/head.raw"
+printf "$rest$rest$with_nan" >"$dir/tail.raw"
 for ((i = 0; i < doublings; ++i)); do
-  cat "$dir/a.raw" "$dir/a.raw" >"$dir/b.raw"
-  mv "$dir/b.raw" "$dir/a.raw"
+  for part in head tail; do
+    cat "$dir/$part.raw" "$dir/$part.raw" >"$dir/twice.raw"
+    mv "$dir/twice.raw" "$dir/$part.raw"
+  done
 done
+cat "$dir/head.raw" "$dir/tail.raw" >"$dir/a.raw"
 bash "$expect" --also "NaN omitted .*: $((1 << doublings)) of $((32 << doublings)) elements" 0 "verification: passed" \
   "$dreduce" --input "$dir/a.raw" --type bfloat16 --op stats --nan omit "$@"

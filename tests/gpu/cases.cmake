@@ -37,8 +37,8 @@ dr_gpu_run(float16_median -n 10000019 --type float16 --op median --misalign 3)
 dr_gpu_run(mapped_staging --staging mapped)
 # bfloat16 OMIT stats over batches whose exponents lie 52 apart (tests/cli/bf16_wide_batch.sh), checked against the
 # sum's bound: 128 elements with blocks of 32 (a vector a thread: omit_batch16<1>, serial depth 12) and 4096 (a round
-# of four vectors a thread: omit_batch16<4>, depth 47). About the least element alone, the sums were 27 and 117 units
-# of u sum|x| off.
+# of four vectors a thread: omit_batch16<4>, depth 47). Summed about the least element alone, they are 25 and 117
+# u sum|x| off, past bounds of 13 and 48.
 foreach(shape "vector;2" "round;7")
   list(GET shape 0 name)
   list(GET shape 1 doublings)
