@@ -2,7 +2,7 @@
 """End-to-end --input tests: dreduce under mpiexec on the files of make_inputs.py, CPU backend, exact answers.
 
 Usage:
-  run_inputs.py --mpiexec MPIEXEC --dreduce DREDUCE --suite NAME [--suite NAME ...] [--inputs DIR]
+  run_inputs.py --mpiexec MPIEXEC --dreduce DREDUCE --suite NAME [--suite NAME ...] [--inputs DIR] [--jobs N]
   run_inputs.py --list [--inputs DIR]
 
 Suites: np1, np2, np3, np4 (good files: every file and op at 3 ranks; at 1, 2 and 4 ranks every file's sum and every
@@ -29,10 +29,13 @@ status 0 if every case passed, else 1.
 """
 
 import argparse
+import concurrent.futures
 import json
 import os
+import queue
 import re
 import shlex
+import shutil
 import struct
 import subprocess
 import sys
@@ -239,7 +242,11 @@ def main():
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per mpiexec run (default 60)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="the backend (default cpu)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("DREDUCE_TEST_JOBS", "1")),
+                    help="cases run at once (default: $DREDUCE_TEST_JOBS, else 1)")
     a = ap.parse_args()
+    if a.jobs < 1:
+        ap.error("--jobs takes a whole number of at least 1, not %d" % a.jobs)
     DEVICE[1] = a.device
     if a.device == "gpu":
         DEVICE.append("--share-gpus")  # the 4-rank cases on a machine with fewer GPUs
@@ -271,19 +278,46 @@ def main():
     dreduce = os.path.abspath(a.dreduce)
     failed = 0
     t0 = time.monotonic()
-    for c in cases:
+
+    # Each case is a job of its own (its own mpiexec); with --jobs > 1 several run at once, each under its own
+    # timeout, and the results print in the cases' order. Open MPI 4 keeps every job's session directory under one
+    # per user and host, which the last job to leave removes: a job starting then fails in MPI_Init
+    # (open-mpi/ompi#8510, as tests/CMakeLists.txt says of tests in parallel). So each of the jobs at once takes a
+    # slot with a session root of its own (orte_tmpdir_base), short, as Open MPI's socket paths must be.
+    slots = queue.Queue()
+    session_roots = tempfile.mkdtemp(prefix="dr-") if a.jobs > 1 and open_mpi else None
+    for i in range(a.jobs):
+        slots.put(os.path.join(session_roots, str(i)) if session_roots else None)
+
+    def run(c):
         cmd = command(c, a.mpiexec, dreduce, open_mpi)
-        rc, out, err, secs = run_command(cmd, a.timeout)
-        problems = check(c, rc, out, err, open_mpi)
-        print("%s %-60s (%.1f s)" % ("FAIL" if problems else "PASS", c.name, secs), flush=True)
-        if problems:
-            failed += 1
-            print("    " + " ".join(shlex.quote(x) for x in cmd))
-            for p in problems:
-                print("    - %s" % p)
-            for l in err.strip().splitlines()[-8:]:
-                print("      stderr | %s" % l)
-    print("%d cases, %d failed (%.0f s)" % (len(cases), failed, time.monotonic() - t0))
+        root = slots.get()
+        env = None
+        if root:
+            os.makedirs(root, exist_ok=True)
+            env = dict(os.environ, OMPI_MCA_orte_tmpdir_base=root)
+        try:
+            rc, out, err, secs = run_command(cmd, a.timeout, env)
+        finally:
+            slots.put(root)
+        return cmd, err, secs, check(c, rc, out, err, open_mpi)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        results = [pool.submit(run, c) for c in cases]
+        for c, result in zip(cases, results):
+            cmd, err, secs, problems = result.result()
+            print("%s %-60s (%.1f s)" % ("FAIL" if problems else "PASS", c.name, secs), flush=True)
+            if problems:
+                failed += 1
+                print("    " + " ".join(shlex.quote(x) for x in cmd))
+                for p in problems:
+                    print("    - %s" % p)
+                for l in err.strip().splitlines()[-8:]:
+                    print("      stderr | %s" % l)
+    if session_roots:
+        shutil.rmtree(session_roots, ignore_errors=True)
+    print("%d cases, %d failed (%.0f s%s)" % (len(cases), failed, time.monotonic() - t0,
+                                            ", %d at once" % a.jobs if a.jobs > 1 else ""))
     return 1 if failed else 0
 
 
