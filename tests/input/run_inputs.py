@@ -32,10 +32,8 @@ import argparse
 import concurrent.futures
 import json
 import os
-import queue
 import re
 import shlex
-import shutil
 import struct
 import subprocess
 import sys
@@ -44,7 +42,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "mpi"))
-from mpi_launcher import is_open_mpi, run_command  # noqa: E402
+from mpi_launcher import is_open_mpi, own_session_env, run_command  # noqa: E402
 COMMON_ARGS = ["--format", "json", "--iters", "2", "--warmup", "1"]
 DEVICE = ["--device", "cpu"]  # --device gpu: the same cases on the GPU backend
 DEFAULT_TIMEOUT = 60.0
@@ -242,11 +240,12 @@ def main():
     ap.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per mpiexec run (default 60)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--device", choices=["cpu", "gpu"], default="cpu", help="the backend (default cpu)")
-    ap.add_argument("--jobs", type=int, default=int(os.environ.get("DREDUCE_TEST_JOBS", "1")),
+    ap.add_argument("--jobs", default=os.environ.get("DREDUCE_TEST_JOBS", "1"),
                     help="cases run at once (default: $DREDUCE_TEST_JOBS, else 1)")
     a = ap.parse_args()
-    if a.jobs < 1:
-        ap.error("--jobs takes a whole number of at least 1, not %d" % a.jobs)
+    if not a.jobs.isdigit() or int(a.jobs) < 1:
+        ap.error("--jobs (or DREDUCE_TEST_JOBS) takes a whole number of at least 1, not '%s'" % a.jobs)
+    a.jobs = int(a.jobs)
     DEVICE[1] = a.device
     if a.device == "gpu":
         DEVICE.append("--share-gpus")  # the 4-rank cases on a machine with fewer GPUs
@@ -279,27 +278,12 @@ def main():
     failed = 0
     t0 = time.monotonic()
 
-    # Each case is a job of its own (its own mpiexec); with --jobs > 1 several run at once, each under its own
-    # timeout, and the results print in the cases' order. Open MPI 4 keeps every job's session directory under one
-    # per user and host, which the last job to leave removes: a job starting then fails in MPI_Init
-    # (open-mpi/ompi#8510, as tests/CMakeLists.txt says of tests in parallel). So each of the jobs at once takes a
-    # slot with a session root of its own (orte_tmpdir_base), short, as Open MPI's socket paths must be.
-    slots = queue.Queue()
-    session_roots = tempfile.mkdtemp(prefix="dr-") if a.jobs > 1 and open_mpi else None
-    for i in range(a.jobs):
-        slots.put(os.path.join(session_roots, str(i)) if session_roots else None)
-
+    # Each case is a job of its own (its own mpiexec and session directory tree); with --jobs > 1 several run at
+    # once, each under its own timeout, and the results print in the cases' order.
     def run(c):
         cmd = command(c, a.mpiexec, dreduce, open_mpi)
-        root = slots.get()
-        env = None
-        if root:
-            os.makedirs(root, exist_ok=True)
-            env = dict(os.environ, OMPI_MCA_orte_tmpdir_base=root)
-        try:
+        with own_session_env() as env:
             rc, out, err, secs = run_command(cmd, a.timeout, env)
-        finally:
-            slots.put(root)
         return cmd, err, secs, check(c, rc, out, err, open_mpi)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
@@ -314,8 +298,6 @@ def main():
                     print("    - %s" % p)
                 for l in err.strip().splitlines()[-8:]:
                     print("      stderr | %s" % l)
-    if session_roots:
-        shutil.rmtree(session_roots, ignore_errors=True)
     print("%d cases, %d failed (%.0f s%s)" % (len(cases), failed, time.monotonic() - t0,
                                             ", %d at once" % a.jobs if a.jobs > 1 else ""))
     return 1 if failed else 0

@@ -27,10 +27,9 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 
-from mpi_launcher import launcher_flags
+from mpi_launcher import launcher_flags, own_session_env
 
 # The 50 rows of src/common/table.h as dreduce's options select them: integers take every op (sum and prod
 # accumulate in 64 bits whatever --acc says); float32 and the 16-bit floats take sum and prod in float64 (--acc wide)
@@ -55,14 +54,7 @@ ACROSS_FIELDS = {"argmin": ("value", "index"), "argmax": ("value", "index"),
 def run_one(cmd, reps, timeout, result=None):
     """(problems, seconds) of one run; result (a dict): gets the report's result object."""
     t0 = time.monotonic()
-    # Each run its own Open MPI session directory tree: runs at once under one tree race on its removal by the last
-    # to leave (open-mpi/ompi#8510; tests/CMakeLists.txt gives each test one, this script runs several at a time).
-    # Other MPIs ignore the variable.
-    base = os.environ.get("OMPI_MCA_orte_tmpdir_base")
-    if base:
-        os.makedirs(base, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="ompi-", dir=base) as tmp:
-        env = dict(os.environ, OMPI_MCA_orte_tmpdir_base=tmp)
+    with own_session_env() as env:  # this script runs several at a time
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
                                env=env)

@@ -1,9 +1,11 @@
 """What the test scripts need to know about the MPI launcher, and how they run it (tests/mpi/run_cases.py,
 determinism.py, tests/input/run_inputs.py)."""
 
+import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 import time
 
 
@@ -30,6 +32,19 @@ def launcher_flags(mpiexec):
     """Flags every launch takes: Open MPI needs --oversubscribe for more ranks than cores; Hydra does that anyway."""
     return ["--oversubscribe"] if is_open_mpi(mpiexec) else []
 
+
+
+@contextlib.contextmanager
+def own_session_env():
+    """This process's environment with an Open MPI session directory tree of the job's own, removed afterwards.
+    Jobs at once under one tree race on its removal by the last to leave (open-mpi/ompi#8510); tests/CMakeLists.txt
+    gives each test a tree (orte_tmpdir_base), and a script that runs several jobs at a time gives each job one
+    inside it. Other MPIs ignore the variable."""
+    base = os.environ.get("OMPI_MCA_orte_tmpdir_base")
+    if base:
+        os.makedirs(base, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ompi-", dir=base) as tmp:
+        yield dict(os.environ, OMPI_MCA_orte_tmpdir_base=tmp)
 
 
 def run_command(cmd, timeout, env=None):
