@@ -54,11 +54,11 @@ if [ "$step" = build ] || [ "$step" = all ]; then
   echo "built build-cuda-aware and build-system"
 fi
 
-# serial_tests BUILD_DIR CTEST_ARGS...: a regex of the gpu tests that have RUN_SERIAL (empty if none).
+# serial_tests BUILD_DIR: a regex of the gpu label's tests that have RUN_SERIAL (empty if none). Over the whole label,
+# not CTEST ARGS' share of it: -I's stride then picks the same share of these names in the serial run that it picks
+# of the rest in the first run, so -I 1,,2 and -I 2,,2 together run every test once.
 serial_tests() {
-  local build=$1
-  shift
-  ctest --test-dir "$build" -L gpu "$@" --show-only=json-v1 | python3 -c '
+  ctest --test-dir "$1" -L gpu --show-only=json-v1 | python3 -c '
 import json, sys
 names = [t["name"] for t in json.load(sys.stdin)["tests"]
          if any(p["name"] == "RUN_SERIAL" and p["value"] for p in t.get("properties", []))]
@@ -84,7 +84,7 @@ summary() { # summary TITLE LOG
 }
 
 if [ "$step" = test ] || [ "$step" = all ]; then
-  serial=$(serial_tests build-system "$@")
+  serial=$(serial_tests build-system)
   not_serial=()
   [ -n "$serial" ] && not_serial=(-E "$serial")
   run_label build-cuda-aware "$OUTDIR/gpu-cuda-aware.log" "${not_serial[@]}" "$@" &
