@@ -589,25 +589,24 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
      * then, never into the next half (a magnitude is at most 0x7fff); the words' flags, shifted apart, take one
      * population count. min and max go two halves an instruction on the words as read (min.f16x2 and min.bf16x2
      * pass over a NaN operand and order -0.0 below +0.0, as min.f32).
-     * One pass of the sums about a shift c, the batch's least element: d = x - c, the sum of d and of d^2; the
-     * batch's m2 is sum d^2 - sum^2/k. With c an element of the batch (x_i - mean)^2 <= m2 for every i, so
+     * One pass of the sums about a shift c: d = x - c, the sum of d and of d^2; the batch's sum is k c + sum d and
+     * its m2 sum d^2 - sum^2/k. c is the point of the batch's range [lo, hi] nearest 0: lo where lo >= 0, hi where
+     * hi <= 0, else 0 (the plain sums). Two bounds follow. (1) Any c in [lo, hi] has (c - mean)^2 <= m2, so
      * sum^2/k = k (mean - c)^2 <= k m2 and the subtraction loses at most a few bits of k (the two-pass form's
-     * bound); sum d^2 <= (k + 1) m2 bounds the d's rounding the same way. A NaN half is replaced by c on the word
-     * before the conversion, so its d is 0 and it adds nothing to either sum. Where c is infinite (-inf, or +inf
-     * where every element is) the shift is 0: the sums are then inf or NaN as the plain sums, the mean +-inf or NaN
-     * and m2 NaN, as the CPU's Welford makes them. One conversion to double an element, as PROPAGATE's, where the
-     * two-pass form (m2 about the mean by a second conversion) took 1.09-1.17x PROPAGATE's time (H100, 2^28:
-     * bench/results/h100-2026-12-06c/).
-     * The batch's sum and mean: for float16 every d and their sum are exact (multiples of 2^-24 below 2^22), so
-     * k c + sum d is correctly rounded. For bfloat16 x - c rounds where the exponents lie more than 45 apart and the
-     * sum of the d's grows to k |c|: k c + sum d lost every small term of {-2^56, 7.97, 23.9, 23.9, 40, 39.75 x 3}
-     * (exactly -2^56), past the sum's bound (serial_depth u sum|x|). bfloat16 adds the plain sum of the x's beside
-     * (the converted x with a NaN's bits cleared by its flag: one more add an element), the two-pass form's sum and
-     * mean, bit for bit; its m2 lies within about 3 k^2 u m2 of the exact one (the two bounds above, added). ptxas
-     * -v: 56 registers, no spills, as float16's. H100, 2^28
-     * (bench/results/h100-2026-12-06d/nan-bench-f16-arg-count.txt): float16 0.975x PROPAGATE's time without NaN and
-     * 0.980x with 1%; bfloat16 1.049x and 1.115x (two-pass 1.09x and 1.13x): the plain sum's mask and add, and a
-     * second division in each batch a NaN made short (not timed apart). */
+     * bound), and sum d^2 <= (k + 1) m2 bounds the d's rounding the same way: m2 within about 3 k^2 u m2 of the
+     * exact one. (2) c lies between 0 and every x, so |d| <= |x| and k |c| <= sum|x|: the sum's rounding stays
+     * within the plain sum's bound, serial_depth u sum|x|, though for bfloat16 x - c rounds where the exponents lie
+     * more than 45 apart. (c = lo, the least element, met (1) but not (2): the sum of the d's of {-2^56, 7.97, 23.9,
+     * 23.9, 40, 39.75 x 3} grew to k 2^56 and lost every small term; tests/cli/bf16_wide_batch.sh.) For float16
+     * every d and their sum are exact (multiples of 2^-24 below 2^22), so k c + sum d is correctly rounded.
+     * A NaN half is replaced by c on the word before the conversion, so its d is 0 and it adds nothing to either
+     * sum. Where c would be infinite (+inf where every element is, -inf where every one is) the shift is 0: the
+     * sums are then inf or NaN as the plain sums, the mean +-inf or NaN and m2 NaN, as the CPU's Welford makes
+     * them. One conversion to double an element, as PROPAGATE's, where the two-pass form (m2 about the mean by a
+     * second conversion) took 1.09-1.17x PROPAGATE's time (H100, 2^28: bench/results/h100-2026-12-06c/), and the
+     * least element's shift with bfloat16's plain sum added beside 1.05x and 1.12x (h100-2026-12-06d/). The shift
+     * nearest 0 costs a few integer operations a batch and no plain sum: bfloat16's batch is float16's instruction
+     * for instruction. ptxas -v: 57 registers, no spills (both types' OMIT stats kernels). */
     template <int N> __device__ static void omit_batch16(Thread &t, const uint4 *v)
     {
         constexpr bool kF16 = std::is_same<In, dr_f16_t>::value;
@@ -636,10 +635,13 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         hi2 = max2(hi2, __byte_perm(hi2, 0, 0x1032));
         t.lo = omit_min(t.lo, half(lo2, 0)); /* the thread's running values are never NaN */
         t.hi = omit_max(t.hi, half(hi2, 0));
-        const uint32_t cw = (lo2 & 0x7fffu) < kInf ? lo2 : 0u; /* the shift c in both halves: finite, or 0 */
+        /* the shift c in both halves: the point of [lo, hi] nearest 0 (lo where lo >= +-0, hi where hi <= -0, else
+         * 0), and 0 where that is infinite */
+        const uint32_t near0 = !(lo2 & 0x8000u) ? lo2 : (hi2 & 0x8000u) ? hi2 : 0u;
+        const uint32_t cw = (near0 & 0x7fffu) < kInf ? near0 : 0u;
         const double c = (double)half(cw, 0);
         uint32_t flags = 0;
-        double s = 0, q = 0, plain = 0;
+        double s = 0, q = 0;
 #pragma unroll
         for (int i = 0; i < kW; ++i) {
             const uint32_t nanw = ((w[i] & 0x7fff7fffu) + kCarry) & 0x80008000u;
@@ -651,10 +653,6 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
                 const double x = (double)half(x2, h), d = x - c;
                 s += d;
                 q = fma(d, d, q);
-                if constexpr (!kF16) { /* x, or +0.0 where the half is NaN: both words of the double masked */
-                    const uint32_t keep = ~(uint32_t)((int32_t)(nanw << (16 - 16 * h)) >> 31);
-                    plain += __hiloint2double(__double2hiint(x) & keep, __double2loint(x) & keep);
-                }
             }
         }
         const unsigned nn = __popc(flags), k = kK - nn;
@@ -663,13 +661,8 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         const double sk = k == kK ? s * (1.0 / kK) : s / k;
         double qb = q - s * sk;
         qb = qb < 0 ? 0.0 : qb; /* rounding below 0; a NaN stays */
-        if constexpr (kF16) {
-            t.fsum += fma((double)k, c, s);
-            merge(t, k, c + sk, qb);
-        } else {
-            t.fsum += plain;
-            merge(t, k, k == kK ? plain * (1.0 / kK) : plain / k, qb);
-        }
+        t.fsum += fma((double)k, c, s);
+        merge(t, k, c + sk, qb);
     }
 #else
     static constexpr bool kPacked16 = false;
