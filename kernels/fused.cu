@@ -635,8 +635,8 @@ template <class In, dr_acc_kind_t K, bool Omit> struct stats_policy {
         hi2 = max2(hi2, __byte_perm(hi2, 0, 0x1032));
         t.lo = omit_min(t.lo, half(lo2, 0)); /* the thread's running values are never NaN */
         t.hi = omit_max(t.hi, half(hi2, 0));
-        /* the shift c in both halves: the point of [lo, hi] nearest 0 (lo where lo >= +-0, hi where hi <= -0, else
-         * 0), and 0 where that is infinite */
+        /* the shift c in both halves: the point of [lo, hi] nearest 0 (lo where lo's sign bit is clear, lo >= +0;
+         * hi where hi's is set, hi <= -0; else 0), and 0 where that is infinite */
         const uint32_t near0 = !(lo2 & 0x8000u) ? lo2 : (hi2 & 0x8000u) ? hi2 : 0u;
         const uint32_t cw = (near0 & 0x7fffu) < kInf ? near0 : 0u;
         const double c = (double)half(cw, 0);

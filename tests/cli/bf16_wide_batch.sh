@@ -6,8 +6,9 @@
 # batch came out as exactly -2^56. On the GPU with blocks of 32 (tests/gpu/cases.cmake): at 128 elements a thread
 # takes one vector (omit_batch16<1>), 25 u sum|x| off against a bound of 13 u sum|x| (serial depth 12); at 4096
 # a thread takes a round of four vectors 128 apart, one from the first quarter (omit_batch16<4>: -2^56 and 31 small
-# terms), 117 u sum|x| off against 48. The plain sum beside the shifted ones (kernels/fused.cu) keeps them: 1.7 and
-# 8.7 u sum|x| (a host model of both forms in the threads' order).
+# terms), 117 u sum|x| off against 48. The kernel's shift is now the point of the batch's range nearest 0
+# (kernels/fused.cu, omit_batch16): 0 for these batches, which straddle it, so their sums are the plain serial sums,
+# 1.7 and 8.7 u sum|x| off (a host model of both forms in the threads' order).
 # usage: bf16_wide_batch.sh EXPECT DREDUCE DOUBLINGS [DREDUCE ARGS...]
 #   the array is 32 x 2^DOUBLINGS elements, raw little-endian bfloat16, 2^DOUBLINGS of them NaN.
 set -euo pipefail
