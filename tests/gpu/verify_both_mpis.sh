@@ -4,8 +4,9 @@
 # ../shared/device/README.md) and the system MPI (host-staged or mapped partials). Both builds build at once, and
 # their gpu labels run at once: within each ctest the gpu tests take turns (RESOURCE_LOCK gpu), so two share the GPU
 # at a time, one of each build, which halves the label's wall time (about 860 s a build on one H100, one after the
-# other). The RUN_SERIAL tests (they check that calls allocate nothing by the GPU's free memory, which the other
-# build's tests would move) run after, one build at a time.
+# other; both at once, DREDUCE_TEST_JOBS=4: 337 s and 472 s for the halves -I 1,,2 and -I 2,,2 on one H100,
+# bench/results/h100-2026-12-07). The RUN_SERIAL tests (they check that calls allocate nothing by the GPU's free
+# memory, which the other build's tests would move) run after, one build at a time.
 # usage: tests/gpu/verify_both_mpis.sh [build|test|all] [CTEST ARGS...]
 #   build: configure and build both (build-cuda-aware, build-system); test: ctest -L gpu in each; all: both steps.
 #   CTEST ARGS go to every ctest run, e.g. -I 1,,2 and then -I 2,,2 to run the label in two halves (every other
@@ -17,7 +18,7 @@
 # DREDUCE_TEST_JOBS=N (tests/input/cases.cmake) runs the --input suites' cases N at once.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,17p' "$0"; exit 0; fi
+if [ "${1:-}" = "-h" ] || [ "${1:-}" = "--help" ]; then sed -n '2,18p' "$0"; exit 0; fi
 step=${1:-all}
 [ $# -gt 0 ] && shift
 KIT=${KIT:-.gpu/ompi-cuda-env.sh}
