@@ -285,10 +285,14 @@ template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
         c.index = index;
         combine(t.elem, c);
     }
-    /* m strictly better than the best so far (a NaN beats any number; nothing beats a NaN kept: it came first). */
+    /* m strictly better than the best so far (a NaN beats any number; nothing beats a NaN kept: it came first).
+     * OMIT's values are never NaN (load() and extreme() put the fill in a NaN's place), so there it is the plain
+     * compare, without the NaN tests; a round makes four compares (the main loop's PTX with the fill below:
+     * float16 161 -> 153 instructions a round, float32 141 -> 124, float64 99 -> 89). */
     __device__ static bool better(C m, C best)
     {
-        if constexpr (std::is_floating_point<C>::value) return best == best && (m != m || (IsMax ? m > best : m < best));
+        if constexpr (std::is_floating_point<C>::value && !kOmit)
+            return best == best && (m != m || (IsMax ? m > best : m < best));
         else return IsMax ? m > best : m < best;
     }
     /* The vector's extreme value, NaN-first (a NaN anywhere makes it NaN): min.NaN/max.NaN for float32 (one
@@ -309,12 +313,14 @@ template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
             const uint32_t p = IsMax ? f16x2_max(f16x2_max(w[0], w[1]), f16x2_max(w[2], w[3]))
                                      : f16x2_min(f16x2_min(w[0], w[1]), f16x2_min(w[2], w[3]));
             const float lo = dr_f16_to_f32((uint16_t)(p & 0xffffu)), hi = dr_f16_to_f32((uint16_t)(p >> 16));
-            const float m = IsMax ? fmaxf(lo, hi) : fminf(lo, hi);
+            /* the fill as a third operand: NaN (every half NaN) becomes it, as a compare and select would make it */
+            const float fill = (float)dr_nan_fill(kOp);
+            const float m = IsMax ? fmaxf(fmaxf(lo, hi), fill) : fminf(fminf(lo, hi), fill);
             uint32_t flags = 0;
 #pragma unroll
             for (int k = 0; k < 4; ++k) flags |= (((w[k] & 0x7fff7fffu) + 0x03ff03ffu) & 0x80008000u) >> k;
             nans += __popc(flags);
-            return m != m ? (C)dr_nan_fill(kOp) : m;
+            return m;
         }
 #endif
         if constexpr (kOmit && std::is_same<C, float>::value && sizeof(In) == 2) {
@@ -333,7 +339,8 @@ template <class In, dr_acc_kind_t K, bool IsMax, bool Omit> struct arg_policy {
                 m = IsMax ? fmaxf(m, c) : fminf(m, c);
             }
             nans += k;
-            return m != m ? (C)dr_nan_fill(kOp) : m;
+            const float fill = (float)dr_nan_fill(kOp); /* NaN only where every element is: then the fill */
+            return IsMax ? fmaxf(m, fill) : fminf(m, fill);
         }
         C m = load(e[0], nans);
 #pragma unroll
