@@ -395,6 +395,28 @@ static dr_status_t ensure_edges(dreduce_context_t *ctx, size_t bytes)
     return DR_OK;
 }
 
+/* The host edges of `bins` bins: float64, then float32 (the counting passes' edges where the bins are float32). */
+static dr_status_t ensure_host_edges(dreduce_context_t *ctx, uint32_t bins)
+{
+    dr_dist_bufs_t *b = &ctx->dist;
+    const size_t bytes = ((size_t)bins + 1) * (sizeof(double) + sizeof(float));
+    if (bytes <= b->h_edges_cap) return DR_OK;
+    if (b->h_edges_pinned) cudaFreeHost(b->h_edges);
+    else free(b->h_edges);
+    b->h_edges = NULL;
+    b->h_edges_cap = 0;
+    b->h_edges_pinned = ctx->is_gpu;
+    if (ctx->is_gpu ? cudaMallocHost((void **)&b->h_edges, bytes) != cudaSuccess
+                    : !(b->h_edges = malloc(bytes))) {
+        (void)cudaGetLastError();
+        b->h_edges = NULL;
+        dr_error("cannot allocate the edges of %u bins (%zu bytes of host memory)", bins, bytes);
+        return DR_ERR_RUNTIME;
+    }
+    b->h_edges_cap = bytes;
+    return DR_OK;
+}
+
 static dr_status_t ensure_slots(dreduce_context_t *ctx, size_t bytes, int pinned_host)
 {
     dr_dist_bufs_t *b = &ctx->dist;
@@ -457,6 +479,8 @@ void dr_dist_free(dreduce_context_t *ctx)
     dr_dist_bufs_t *b = &ctx->dist;
     free_counts(ctx);
     if (b->d_edges) cudaFree(b->d_edges);
+    if (b->h_edges_pinned) cudaFreeHost(b->h_edges);
+    else free(b->h_edges);
     for (int k = 0; k < 2; ++k) {
         if (b->d_slot[k]) cudaFree(b->d_slot[k]);
         if (b->h_slot[k]) cudaFreeHost(b->h_slot[k]);
@@ -829,14 +853,9 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
                              double t0)
 {
     const dr_dtype_t dtype = src->dtype;
-    double *e = malloc(((size_t)bins + 1) * sizeof *e);
-    float *ef = malloc(((size_t)bins + 1) * sizeof *ef);
-    if (!e || !ef) {
-        free(e);
-        free(ef);
-        dr_error("cannot allocate the edges of %u bins", bins);
-        return DR_ERR_RUNTIME; /* every rank alike: the same bins */
-    }
+    DR_CHECK(ensure_host_edges(ctx, bins)); /* every rank alike: the same bins */
+    double *e = ctx->dist.h_edges;
+    float *ef = (float *)(e + bins + 1);
     dr_count_pass_t pass;
     memset(&pass, 0, sizeof pass);
     pass.kind = DR_COUNT_HIST;
@@ -880,8 +899,6 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
         info->hi = e[bins];
         info->valid = 1;
     }
-    free(e);
-    free(ef);
     info_times(ctx, info, &tm, t0);
     return s;
 }

@@ -20,6 +20,13 @@ typedef struct {
     uint64_t *h_read;      /* GPU on the device-buffer path: pinned host memory the result is read back into */
     void *d_edges;         /* GPU: a histogram's edges */
     size_t edges_cap;
+    double *h_edges;       /* a histogram's edges in float64, then (float32 bins) in float32 right after: kept
+                              between calls, as the counts are (a fresh malloc of 65536 bins' 768 KB is fresh
+                              pages, faulted in on every call: a CPU call of 1024 elements into 65536 bins took
+                              0.47-0.51 ms so, 0.23-0.24 kept; bench/results/cpu-vm-2026-12-07/host-edges.txt);
+                              pinned on a GPU, where d_edges is copied from it */
+    size_t h_edges_cap;    /* bytes */
+    int h_edges_pinned;
     size_t slot_bytes;     /* GPU, host arrays and files: two device slots (and pinned host slots for files) */
     void *d_slot[2], *h_slot[2];
     cudaEvent_t slot_free[2];
