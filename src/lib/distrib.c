@@ -405,13 +405,16 @@ static dr_status_t ensure_host_edges(dreduce_context_t *ctx, uint32_t bins)
     else free(b->h_edges);
     b->h_edges = NULL;
     b->h_edges_cap = 0;
-    b->h_edges_pinned = ctx->is_gpu;
-    if (ctx->is_gpu ? cudaMallocHost((void **)&b->h_edges, bytes) != cudaSuccess
-                    : !(b->h_edges = malloc(bytes))) {
-        (void)cudaGetLastError();
+    /* pinned only speeds the one copy up: where it fails (pinned memory short, or a CUDA error this rank alone
+     * has), pageable memory serves, and the copy's own failure then joins the pass's combine (histogram()) */
+    b->h_edges_pinned = ctx->is_gpu && cudaMallocHost((void **)&b->h_edges, bytes) == cudaSuccess;
+    if (!b->h_edges_pinned) {
+        if (ctx->is_gpu) (void)cudaGetLastError();
         b->h_edges = NULL;
-        dr_error("cannot allocate the edges of %u bins (%zu bytes of host memory)", bins, bytes);
-        return DR_ERR_RUNTIME;
+        if (!(b->h_edges = malloc(bytes))) {
+            dr_error("cannot allocate the edges of %u bins (%zu bytes of host memory)", bins, bytes);
+            return DR_ERR_RUNTIME;
+        }
     }
     b->h_edges_cap = bytes;
     return DR_OK;
@@ -853,7 +856,8 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
                              double t0)
 {
     const dr_dtype_t dtype = src->dtype;
-    DR_CHECK(ensure_host_edges(ctx, bins)); /* every rank alike: the same bins */
+    DR_CHECK(ensure_host_edges(ctx, bins)); /* before the combine, as ensure_counts in run_pass: the same size on
+                                                every rank, and host memory of a few MB rarely fails on one alone */
     double *e = ctx->dist.h_edges;
     float *ef = (float *)(e + bins + 1);
     dr_count_pass_t pass;

@@ -24,7 +24,7 @@ typedef struct {
                               between calls, as the counts are (a fresh malloc of 65536 bins' 768 KB is fresh
                               pages, faulted in on every call: a CPU call of 1024 elements into 65536 bins took
                               0.47-0.51 ms so, 0.23-0.24 kept; bench/results/cpu-vm-2026-12-07/host-edges.txt);
-                              pinned on a GPU, where d_edges is copied from it */
+                              pinned on a GPU where it can be, as d_edges is copied from it */
     size_t h_edges_cap;    /* bytes */
     int h_edges_pinned;
     size_t slot_bytes;     /* GPU, host arrays and files: two device slots (and pinned host slots for files) */
