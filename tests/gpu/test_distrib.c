@@ -440,6 +440,85 @@ int main(int argc, char **argv)
         hist_on_gpus(cpu, gpu, blocks, label, whole, n, t, bins, rg, rank, nranks);
         free(whole);
     }
+    /* Float elements on the edges and one step of their type beside them (kernels/distrib.cu's hist_near_edge: the
+     * fast estimate leaves them to the edges), a quarter each on, above and below an edge, a quarter uniform over
+     * the range and a little past it, one in 997 NaN or +-inf. The edges are the CPU context's (NumPy's linspace in
+     * the bin type); 0.3f in 10 bins over [0, 1) has an estimate of exactly 3.0, 30000 bins count in global memory,
+     * bfloat16's edges (float32) lie between its values. */
+    static const struct {
+        dr_dtype_t t;
+        double range[2];
+        uint32_t bins;
+    } edge_cases[] = {{DR_FLOAT32, {0, 1}, 10},         {DR_FLOAT32, {-100, 100.5}, 4096},
+                      {DR_FLOAT32, {0.1, 0.7}, 30000},  {DR_FLOAT64, {0, 1}, 10},
+                      {DR_FLOAT64, {-3.3, 7.7}, 765},   {DR_FLOAT16, {0, 1}, 10},
+                      {DR_FLOAT16, {-3.3, 7.7}, 765},   {DR_BFLOAT16, {0, 1}, 10},
+                      {DR_BFLOAT16, {-100, 100.5}, 4096}};
+    for (size_t ci = 0; ci < sizeof edge_cases / sizeof *edge_cases; ++ci) {
+        const dr_dtype_t t = edge_cases[ci].t;
+        const size_t es = dreduce_dtype_size(t);
+        const double *rg = edge_cases[ci].range;
+        const uint32_t bins = edge_cases[ci].bins;
+        double *edges = malloc((bins + 1) * sizeof(double));
+        uint64_t *counts = malloc(bins * sizeof(uint64_t));
+        const float half = 0.5f;
+        const uint16_t half16 = t == DR_FLOAT16 ? 0x3800u : 0x3f00u; /* 0.5 in float16, in bfloat16 */
+        const void *probe = t == DR_FLOAT32 ? (const void *)&half : t == DR_FLOAT64 ? (const void *)&rg[0] : &half16;
+        if (dreduce_histogram(cpu, probe, 1, t, bins, rg, counts, edges, NULL) != DR_OK) {
+            fprintf(stderr, "FAIL %s edges of %u bins over %g,%g: no reference\n", dreduce_dtype_name(t), bins, rg[0],
+                    rg[1]);
+            ++failures;
+            free(edges);
+            free(counts);
+            continue;
+        }
+        const uint64_t n = (1u << 20) + 7;
+        unsigned char *whole = malloc(n * es);
+        uint64_t s = 0x94d049bb133111ebull + ci;
+        for (uint64_t i = 0; i < n; ++i) { /* the same on every rank */
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            const uint64_t r = s >> 11;
+            const double u = (double)(r >> 2) / 2251799813685248.0; /* [0, 1) */
+            const int how = (int)(i & 3);                           /* 0 on, 1 above, 2 below, 3 uniform */
+            double v = how == 3 ? rg[0] + (u * 1.1 - 0.05) * (rg[1] - rg[0]) : edges[(uint64_t)(u * (bins + 1))];
+            if (i % 997 == 0) v = r & 1 ? NAN : r & 2 ? INFINITY : -INFINITY;
+            const int step = how == 1 ? 1 : how == 2 ? -1 : 0; /* toward +inf or -inf by one value of the type */
+            unsigned char *at = whole + i * es;
+            if (t == DR_FLOAT32) {
+                float f = (float)v;
+                if (step) f = nextafterf(f, step > 0 ? INFINITY : -INFINITY);
+                memcpy(at, &f, 4);
+            } else if (t == DR_FLOAT64) {
+                if (step) v = nextafter(v, step > 0 ? INFINITY : -INFINITY);
+                memcpy(at, &v, 8);
+            } else {
+                uint16_t h;
+                if (isnan(v)) h = t == DR_FLOAT16 ? 0x7e00u : 0x7fc0u;
+                else if (isinf(v)) h = (uint16_t)((v > 0 ? 0x0000u : 0x8000u) | (t == DR_FLOAT16 ? 0x7c00u : 0x7f80u));
+                else if (t == DR_FLOAT16) h = f32_to_f16_bits((float)v); /* float16's edges are float16 values */
+                else {                                                   /* bfloat16: the float32 edge truncated */
+                    const float f = (float)v;
+                    uint32_t b;
+                    memcpy(&b, &f, 4);
+                    h = (uint16_t)(b >> 16);
+                }
+                /* one value up or down: the magnitude's bits, +-1 by the sign (-0.0 down is the least subnormal) */
+                if (step && !isnan(v) && !isinf(v)) {
+                    const int neg = h >> 15, mag = h & 0x7fff;
+                    if (mag == 0) h = step > 0 ? 0x0001u : 0x8001u;
+                    else h = (uint16_t)(h + ((step > 0) != neg ? 1 : -1));
+                }
+                memcpy(at, &h, 2);
+            }
+        }
+        char label[112];
+        snprintf(label, sizeof label, "%s on edges n=%llu bins=%u range %g,%g np=%d", dreduce_dtype_name(t),
+                 (unsigned long long)n, bins, rg[0], rg[1], nranks);
+        hist_on_gpus(cpu, gpu, blocks, label, whole, n, t, bins, rg, rank, nranks);
+        free(whole);
+        free(edges);
+        free(counts);
+    }
     int all_fail = 0;
     MPI_Allreduce(&failures, &all_fail, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("%d cases, %d failures (np %d)\n", cases, all_fail, nranks);
