@@ -387,6 +387,7 @@ static dr_status_t ensure_edges(dreduce_context_t *ctx, size_t bytes)
 {
     dr_dist_bufs_t *b = &ctx->dist;
     if (bytes <= b->edges_cap) return DR_OK;
+    b->d_edges_valid = 0;
     if (b->d_edges) cudaFree(b->d_edges);
     b->d_edges = NULL;
     b->edges_cap = 0;
@@ -401,6 +402,7 @@ static dr_status_t ensure_host_edges(dreduce_context_t *ctx, uint32_t bins)
     dr_dist_bufs_t *b = &ctx->dist;
     const size_t bytes = ((size_t)bins + 1) * (sizeof(double) + sizeof(float));
     if (bytes <= b->h_edges_cap) return DR_OK;
+    b->plan_valid = b->d_edges_valid = 0;
     if (b->h_edges_pinned) cudaFreeHost(b->h_edges);
     else free(b->h_edges);
     b->h_edges = NULL;
@@ -850,32 +852,67 @@ static dr_status_t range_pass(dreduce_context_t *ctx, const source_t *src, const
     return DR_OK;
 }
 
+/* A histogram's arguments as hist_plan reads them: dtype, bins, and the explicit range, or the automatic range's
+ * count, kind and ends (st). Equal keys make equal plans and edges. */
+typedef struct {
+    uint64_t w[6];
+} hist_key_t;
+
+static hist_key_t hist_key(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st)
+{
+    hist_key_t k;
+    memset(&k, 0, sizeof k);
+    k.w[0] = (uint64_t)dtype << 32 | bins;
+    if (range) {
+        k.w[1] = 1;
+        memcpy(&k.w[2], &range[0], 8);
+        memcpy(&k.w[3], &range[1], 8);
+    } else {
+        k.w[1] = 2 | (uint64_t)st->kind << 8;
+        k.w[2] = st->count == 0;
+        k.w[3] = st->count ? st->min.u64 : 0; /* the union's bits: f64, i64 or u64 as kind says */
+        k.w[4] = st->count ? st->max.u64 : 0;
+    }
+    return k;
+}
+
 /* The histogram's counting pass; st: the automatic range's stats (range NULL). */
 static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bins, const double *range,
                              const dreduce_stats_t *st, uint64_t *counts, double *edges, dreduce_dist_info_t *info,
                              double t0)
 {
     const dr_dtype_t dtype = src->dtype;
+    dr_dist_bufs_t *b = &ctx->dist;
     DR_CHECK(ensure_host_edges(ctx, bins)); /* before the combine, as ensure_counts in run_pass: the same size on
                                                 every rank, and host memory of a few MB rarely fails on one alone */
-    double *e = ctx->dist.h_edges;
+    double *e = b->h_edges;
     float *ef = (float *)(e + bins + 1);
     dr_count_pass_t pass;
     memset(&pass, 0, sizeof pass);
     pass.kind = DR_COUNT_HIST;
     pass.dtype = dtype;
-    dr_status_t s = hist_plan(dtype, bins, range, st, &pass.hist, e); /* the same verdict on every rank */
-    const void *host_edges = e;
-    if (s == DR_OK && pass.hist.type != DR_HT_F64) {
-        for (uint32_t i = 0; i <= bins; ++i) ef[i] = (float)e[i];
-        host_edges = ef;
+    /* The plan and edges of the call before where its arguments were the same (a series of histograms over one
+     * range): linspace and its checks are most of a call's time outside its pass at 65536 bins, and the copy of
+     * the edges a round trip to the GPU. hist_plan's verdict is the same on every rank either way. */
+    const hist_key_t key = hist_key(dtype, bins, range, st);
+    dr_status_t s = DR_OK;
+    if (b->plan_valid && memcmp(&key, b->plan_key, sizeof key) == 0) {
+        pass.hist = b->plan;
+    } else {
+        b->plan_valid = b->d_edges_valid = 0;
+        s = hist_plan(dtype, bins, range, st, &pass.hist, e);
+        if (s == DR_OK && pass.hist.type != DR_HT_F64)
+            for (uint32_t i = 0; i <= bins; ++i) ef[i] = (float)e[i];
     }
+    const void *host_edges = pass.hist.type != DR_HT_F64 ? (const void *)ef : (const void *)e;
     const size_t edge_bytes = ((size_t)bins + 1) * (pass.hist.type == DR_HT_F64 ? sizeof(double) : sizeof(float));
     dr_status_t local = DR_OK;
-    if (s == DR_OK && ctx->is_gpu) {
+    if (s == DR_OK && ctx->is_gpu && !b->d_edges_valid) {
         local = ensure_edges(ctx, edge_bytes);
-        if (local == DR_OK && cudaMemcpy(ctx->dist.d_edges, host_edges, edge_bytes, cudaMemcpyHostToDevice) !=
-                                  cudaSuccess) {
+        /* on the pass's stream, ahead of its kernels: a failure of the copy itself surfaces at the pass's
+         * synchronization, a failure of the pass */
+        if (local == DR_OK && cudaMemcpyAsync(b->d_edges, host_edges, edge_bytes, cudaMemcpyHostToDevice,
+                                              ctx->gpu.stream) != cudaSuccess) {
             dr_error("copying %zu bytes of histogram edges to the GPU failed", edge_bytes);
             local = DR_ERR_RUNTIME;
         }
@@ -887,9 +924,22 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
         const size_t words = (size_t)dr_count_words(&pass);
         /* A local failure of the edges' copy is this rank's: it still joins the pass's combine, as a failed pass
          * (forced: its counts zero and its head saying so, so that every rank's result is the error) */
-        const uint64_t *loc = NULL;
-        s = run_pass(ctx, src, &pass, host_edges, words, 0, NULL, 0, &res, &loc, local, &tm);
-        if (s == DR_OK && loc) info->local_nan_count = loc[bins + 2];
+        s = run_pass(ctx, src, &pass, host_edges, words, 0, NULL, 0, &res, NULL, local, &tm);
+        /* this rank's NaN count, from its counts (the combine's send buffer, which MPI leaves as it was): one word,
+         * not the vector, where they are on the device */
+        const uint64_t *mine = b->counts[0] + bins + 2;
+        if (s == DR_OK && b->counts_on_device)
+            s = cudaMemcpy(&info->local_nan_count, mine, sizeof *mine, cudaMemcpyDeviceToHost) == cudaSuccess
+                    ? DR_OK
+                    : DR_ERR_RUNTIME;
+        else if (s == DR_OK)
+            info->local_nan_count = *mine;
+    }
+    b->plan_valid = s == DR_OK;
+    b->d_edges_valid = s == DR_OK && ctx->is_gpu;
+    if (s == DR_OK) {
+        b->plan = pass.hist;
+        memcpy(b->plan_key, &key, sizeof key);
     }
     if (s == DR_OK && res) {
         memcpy(counts, res, (size_t)bins * sizeof *counts);

@@ -7,6 +7,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "distrib.h"
+
 /* Keep buffers: 0 and 1 for a select's passes (a pass reads one and keeps into the other), 2 for the quantile
  * pilot's sample and then the elements it keeps (distrib.c, "The pilot"). */
 #define DR_KEEP_BUFS 3
@@ -27,6 +29,11 @@ typedef struct {
                               pinned on a GPU where it can be, as d_edges is copied from it */
     size_t h_edges_cap;    /* bytes */
     int h_edges_pinned;
+    /* The last histogram's plan and its arguments (distrib.c, hist_key_t): a call with the same ones takes the plan
+     * and h_edges as they are, and d_edges too where d_edges_valid, without linspace, its checks and the copy */
+    int plan_valid, d_edges_valid;
+    uint64_t plan_key[6];
+    dr_hist_plan_t plan;
     size_t slot_bytes;     /* GPU, host arrays and files: two device slots (and pinned host slots for files) */
     void *d_slot[2], *h_slot[2];
     cudaEvent_t slot_free[2];
