@@ -8,7 +8,8 @@ on the whole array, exactly:
   counts, edges in NumPy's bin type), for every dtype (bool as uint8, bfloat16 as its float32 values) x bins 1, 10,
   256, 4096 x the automatic range and explicit ones (the data's own, wider, narrower, lo == hi) x data sets
   (random, all equal, two values, sorted, reversed, +-inf, NaN, signed zeros, subnormals, huge values, k / 10 and
-  its neighbours (on and beside the edges of 10 bins over [0, 1]), integer extremes, one element, no element); dist_info()'s count, nan_count, below, above, lo, hi, passes;
+  its neighbours (on and beside the edges of 10 bins over [0, 1]), integer extremes, one element, no element);
+  dist_info()'s count, nan_count, below, above, lo, hi, passes;
 - quantile: np.quantile(whole.astype(np.float64), q) bit for bit (zeros by value, since which of -0.0 and +0.0 an
   order statistic is is unspecified; NaN equal to NaN) at q = 0, 1, 0.5, one q with (n - 1) q whole and one
   between, five at once, 64 at once, and median(); dist_info()'s order statistics and passes;
@@ -149,7 +150,7 @@ def whole_array(dtype, ds):
         v = rng.uniform(0.5, 0.99, n) * big
     elif ds == "wide":  # both signs: x - lo overflows the type inside the data's range (overflowing_histogram)
         v = rng.uniform(-0.9, 0.9, n) * big
-    elif ds == "tenths":  # k / 10 and one value of the type beside it: on and next to the edges of 10 bins over [0, 1]
+    elif ds == "tenths":  # k / 10 and one value of the type beside it: on and beside the edges of 10 bins, [0, 1]
         k = rng.integers(0, 11, n)
         step = np.where((k > 0) & (k < 10), rng.integers(-1, 2, n), 0)  # the range's ends stay 0 and 1
         bits = bf16_bits(k / 10.0).astype(np.int32) if dtype == "bfloat16" else None
