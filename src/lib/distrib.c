@@ -925,6 +925,9 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
         /* A local failure of the edges' copy is this rank's: it still joins the pass's combine, as a failed pass
          * (forced: its counts zero and its head saying so, so that every rank's result is the error) */
         s = run_pass(ctx, src, &pass, host_edges, words, 0, NULL, 0, &res, NULL, local, &tm);
+        /* a run_pass that failed before its pass (its count vectors not had) returns with the edges' copy maybe
+         * still reading the pinned host edges, which the next call rewrites: wait for it */
+        if (s != DR_OK && ctx->is_gpu) (void)cudaStreamSynchronize(ctx->gpu.stream);
         /* this rank's NaN count, from its counts (the combine's send buffer, which MPI leaves as it was): one word,
          * not the vector, where they are on the device */
         const uint64_t *mine = b->counts[0] + bins + 2;
