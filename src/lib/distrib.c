@@ -930,13 +930,14 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
         if (s != DR_OK && ctx->is_gpu) (void)cudaStreamSynchronize(ctx->gpu.stream);
         /* this rank's NaN count, from its counts (the combine's send buffer, which MPI leaves as it was): one word,
          * not the vector, where they are on the device */
-        const uint64_t *mine = b->counts[0] + bins + 2;
-        if (s == DR_OK && b->counts_on_device)
-            s = cudaMemcpy(&info->local_nan_count, mine, sizeof *mine, cudaMemcpyDeviceToHost) == cudaSuccess
-                    ? DR_OK
-                    : DR_ERR_RUNTIME;
-        else if (s == DR_OK)
-            info->local_nan_count = *mine;
+        if (s == DR_OK) {
+            const uint64_t *mine = b->counts[0] + bins + 2;
+            if (!b->counts_on_device) info->local_nan_count = *mine;
+            else if (cudaMemcpy(&info->local_nan_count, mine, sizeof *mine, cudaMemcpyDeviceToHost) != cudaSuccess) {
+                dr_error("reading this rank's NaN count of the histogram back from the GPU failed");
+                s = DR_ERR_RUNTIME;
+            }
+        }
     }
     b->plan_valid = s == DR_OK;
     b->d_edges_valid = s == DR_OK && ctx->is_gpu;
