@@ -186,6 +186,28 @@ static void check_quant(const char *what, const char *label, size_t nq, const do
     }
 }
 
+/* The NaN elements among count elements of dtype t at p (0 for integers): a histogram's local_nan_count. */
+static uint64_t nan_in(dr_dtype_t t, const unsigned char *p, uint64_t count)
+{
+    uint64_t k = 0;
+    for (uint64_t i = 0; i < count; ++i) {
+        if (t == DR_FLOAT32) {
+            uint32_t b;
+            memcpy(&b, p + i * 4, 4);
+            k += (b & 0x7fffffffu) > 0x7f800000u;
+        } else if (t == DR_FLOAT64) {
+            uint64_t b;
+            memcpy(&b, p + i * 8, 8);
+            k += (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+        } else if (t == DR_FLOAT16 || t == DR_BFLOAT16) {
+            uint16_t h;
+            memcpy(&h, p + i * 2, 2);
+            k += (h & 0x7fffu) > (t == DR_FLOAT16 ? 0x7c00u : 0x7f80u);
+        }
+    }
+    return k;
+}
+
 /* The histogram of the whole array on the CPU context (the reference) against the GPU contexts' (blocks of
  * blocks[b] threads) of the rank's part, copied to device memory, twice each; counts and edges poisoned before
  * each. */
@@ -214,6 +236,14 @@ static void hist_on_gpus(dreduce_context_t *cpu, dreduce_context_t *const gpu[3]
             memset(got.edges, 0xa5, (bins + 1) * 8);
             got.st = dreduce_histogram(gpu[b], d_part, mine, t, bins, range, got.counts, got.edges, &got.info);
             check_hist(what, label, &ref, &got, bins, rank);
+            /* this rank's own NaN count (read back as one word where the counts are on the device) */
+            const uint64_t want_nan = nan_in(t, whole + first * es, mine);
+            ++cases;
+            if (got.st == DR_OK && got.info.local_nan_count != want_nan) {
+                fprintf(stderr, "FAIL %s %s: rank %d's local_nan_count %llu, its part has %llu\n", label, what, rank,
+                        (unsigned long long)got.info.local_nan_count, (unsigned long long)want_nan);
+                ++failures;
+            }
         }
     }
     free(ref.counts);
