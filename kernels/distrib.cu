@@ -164,7 +164,9 @@ __device__ __forceinline__ uint32_t hist_exact(const dr_count_pass_t &p, const v
 // keeps it), with no conversion to double and back. Without a branch: both edges are loaded and the tests select the
 // slot, so that the loads of a group's elements are in flight together. Data whose every element lies on an edge
 // (float32 0.3 in 10 bins over [0, 1), 0.3 * 10 rounding to 3.0) takes this path for each element: 0.55x of CUB's
-// HistogramEven's speed there with a branch a test, 0.73x without (H100, 2^28 elements; docs/performance.md).
+// HistogramEven's speed there with a branch a test, 0.71-0.73x without (H100, 2^28 elements; docs/performance.md).
+// One load (the edge nearest the estimate decides where the margin is under half a bin) measured slower on this row
+// and most others, the estimate then handing on the nearest whole number (docs/performance.md, "Tried and not taken").
 // DR_HIST_CORRECT's increment after its decrement compares with the edge the decrement was taken on, so it never
 // holds then: the two are exclusive, as the selects take them. Not for the plan's exact estimate (hist_fast_t::on
 // false): dr_hist_bin_* whole there.
