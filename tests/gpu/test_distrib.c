@@ -254,6 +254,13 @@ static void hist_on_gpus(dreduce_context_t *cpu, dreduce_context_t *const gpu[3]
 }
 
 /* v stored as an element of the integer type t, the type's nearest end where v lies outside it (uint64: v's bits). */
+/* The test data's generator, the same on every rank: the next 53 random bits of the LCG whose state is *s. */
+static uint64_t next_bits(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
 static void put_int(dr_dtype_t t, unsigned char *at, int64_t v)
 {
 #define PUT(T, LO, HI)                                                                                         \
@@ -410,8 +417,7 @@ int main(int argc, char **argv)
         unsigned char *whole = malloc(n * es);
         uint64_t s = 0x9e3779b97f4a7c15ull;
         for (uint64_t i = 0; i < n; ++i) { /* the same on every rank: uniform over 1.1 times the range */
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            const float v = (float)(((double)(s >> 11) / 9007199254740992.0 - 0.5) * 2.2 * wide[1]);
+            const float v = (float)(((double)next_bits(&s) / 9007199254740992.0 - 0.5) * 2.2 * wide[1]);
             uint32_t bits;
             memcpy(&bits, &v, 4);
             const uint16_t top = (uint16_t)(bits >> 16), half = f32_to_f16_bits(v);
@@ -460,8 +466,7 @@ int main(int argc, char **argv)
         unsigned char *whole = malloc(n * es);
         uint64_t s = 0x2545f4914f6cdd1dull + ci;
         for (uint64_t i = 0; i < n; ++i) { /* the same on every rank */
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            const uint64_t r = s >> 11;
+            const uint64_t r = next_bits(&s);
             const double u = (double)(r >> 2) / 2251799813685248.0; /* [0, 1) */
             const double edge = floor(rg[0] + floor(u * (bins + 1)) * w), beside = r & 1 ? 1 : -1;
             const double v = i % 1000 == 0 ? (r & 1 ? 9.3e18 : -9.3e18) /* the type's ends */
@@ -511,8 +516,7 @@ int main(int argc, char **argv)
         unsigned char *whole = malloc(n * es);
         uint64_t s = 0x94d049bb133111ebull + ci;
         for (uint64_t i = 0; i < n; ++i) { /* the same on every rank */
-            s = s * 6364136223846793005ull + 1442695040888963407ull;
-            const uint64_t r = s >> 11;
+            const uint64_t r = next_bits(&s);
             const double u = (double)(r >> 2) / 2251799813685248.0; /* [0, 1) */
             const int how = (int)(i & 3);                           /* 0 on, 1 above, 2 below, 3 uniform */
             double v = how == 3 ? rg[0] + (u * 1.1 - 0.05) * (rg[1] - rg[0]) : edges[(uint64_t)(u * (bins + 1))];
