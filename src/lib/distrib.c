@@ -852,15 +852,10 @@ static dr_status_t range_pass(dreduce_context_t *ctx, const source_t *src, const
     return DR_OK;
 }
 
-/* A histogram's arguments as hist_plan reads them: dtype, bins, and the explicit range, or the automatic range's
- * count, kind and ends (st). Equal keys make equal plans and edges. */
-typedef struct {
-    uint64_t w[6];
-} hist_key_t;
-
-static hist_key_t hist_key(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st)
+/* The key of a histogram's arguments (dr_hist_key_t); st: the automatic range's stats (range NULL). */
+static dr_hist_key_t hist_key(dr_dtype_t dtype, uint32_t bins, const double *range, const dreduce_stats_t *st)
 {
-    hist_key_t k;
+    dr_hist_key_t k;
     memset(&k, 0, sizeof k);
     k.w[0] = (uint64_t)dtype << 32 | bins;
     if (range) {
@@ -894,9 +889,9 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
     /* The plan and edges of the call before where its arguments were the same (a series of histograms over one
      * range): linspace and its checks are most of a call's time outside its pass at 65536 bins, and the copy of
      * the edges a round trip to the GPU. hist_plan's verdict is the same on every rank either way. */
-    const hist_key_t key = hist_key(dtype, bins, range, st);
+    const dr_hist_key_t key = hist_key(dtype, bins, range, st);
     dr_status_t s = DR_OK;
-    if (b->plan_valid && memcmp(&key, b->plan_key, sizeof key) == 0) {
+    if (b->plan_valid && memcmp(&key, &b->plan_key, sizeof key) == 0) {
         pass.hist = b->plan;
     } else {
         b->plan_valid = b->d_edges_valid = 0;
@@ -943,7 +938,7 @@ static dr_status_t histogram(dreduce_context_t *ctx, source_t *src, uint32_t bin
     b->d_edges_valid = s == DR_OK && ctx->is_gpu;
     if (s == DR_OK) {
         b->plan = pass.hist;
-        memcpy(b->plan_key, &key, sizeof key);
+        b->plan_key = key;
     }
     if (s == DR_OK && res) {
         memcpy(counts, res, (size_t)bins * sizeof *counts);

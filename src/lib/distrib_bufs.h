@@ -13,6 +13,12 @@
  * pilot's sample and then the elements it keeps (distrib.c, "The pilot"). */
 #define DR_KEEP_BUFS 3
 
+/* A histogram's arguments as its plan reads them (distrib.c, hist_key): dtype, bins, and the explicit range, or the
+ * automatic range's count, kind and ends. Equal keys make equal plans and edges. */
+typedef struct {
+    uint64_t w[6];
+} dr_hist_key_t;
+
 typedef struct {
     size_t words_cap;      /* uint64 words of each count vector below */
     uint64_t *counts[3];   /* this rank's counts, the node's, the result: device memory on the device-buffer path,
@@ -29,10 +35,10 @@ typedef struct {
                               pinned on a GPU where it can be, as d_edges is copied from it */
     size_t h_edges_cap;    /* bytes */
     int h_edges_pinned;
-    /* The last histogram's plan and its arguments (distrib.c, hist_key_t): a call with the same ones takes the plan
+    /* The last histogram's plan and its arguments (dr_hist_key_t): a call with the same ones takes the plan
      * and h_edges as they are, and d_edges too where d_edges_valid, without linspace, its checks and the copy */
     int plan_valid, d_edges_valid;
-    uint64_t plan_key[6];
+    dr_hist_key_t plan_key;
     dr_hist_plan_t plan;
     size_t slot_bytes;     /* GPU, host arrays and files: two device slots (and pinned host slots for files) */
     void *d_slot[2], *h_slot[2];
